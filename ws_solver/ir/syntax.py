@@ -1,0 +1,82 @@
+"""Per-op facts about how Triton 3.6 prints ops: where attributes go, which types are results.
+
+MLIR's custom assembly formats differ per op; these tables hold the exceptions to the common
+shape `%r = name operands {attrs} : types`. They describe spelling only, not meaning.
+"""
+
+from __future__ import annotations
+
+from .types import UNKNOWN, Type, parse_type, pointee, with_element
+
+# Ops whose format prints the attribute dictionary right after the op name.
+ATTR_DICT_FIRST = frozenset({"arith.constant", "scf.yield", "tt.return", "func.return"})
+
+# Ops whose format prints attributes as `attributes {...}` before their regions.
+ATTR_DICT_KEYWORD = frozenset({"module", "builtin.module", "tt.func", "func.func"})
+
+# Ops whose every result is an async token that the format does not print.
+TOKEN_RESULTS = frozenset(
+    {
+        "ttng.tmem_store",
+        "ttng.tc_gen5_mma",
+        "ttng.tc_gen5_mma_scaled",
+        "ttg.async_copy_global_to_local",
+        "ttg.async_commit_group",
+        "ttg.async_wait",
+    }
+)
+
+# Ops with an optional trailing async-token result after this many printed results.
+OPTIONAL_TRAILING_TOKEN = {"ttng.tmem_load": 1}
+
+COMPARISONS = frozenset({"arith.cmpi", "arith.cmpf"})
+
+_TOKEN_TYPE = parse_type("!ttg.async.token")
+
+
+def result_types(
+    name: str,
+    count: int,
+    arrow_types: list[str] | None,
+    colon_types: list[str],
+    to_type: str | None,
+    first_operand_text: str,
+    aliases: dict[str, str],
+) -> list[Type]:
+    """Result types of an op from the pieces of its printed signature."""
+    if count == 0:
+        return []
+    if name in TOKEN_RESULTS:
+        return [_TOKEN_TYPE] * count
+    if name in OPTIONAL_TRAILING_TOKEN:
+        printed = OPTIONAL_TRAILING_TOKEN[name]
+        if count > printed:
+            head = result_types("", printed, arrow_types, colon_types, to_type, "", aliases)
+            return head + [_TOKEN_TYPE] * (count - printed)
+
+    def parse(texts: list[str]) -> list[Type]:
+        return [parse_type(t, aliases) for t in texts]
+
+    if name in COMPARISONS and colon_types:
+        return [with_element(parse_type(colon_types[0], aliases), "i1")] * count
+    if name == "arith.constant" and not colon_types:
+        return [parse_type("i1")] if first_operand_text in ("true", "false") else [UNKNOWN]
+    if name == "tt.load" and colon_types:
+        return [pointee(parse_type(colon_types[0], aliases))]
+    if name == "tt.addptr" and colon_types:
+        return parse(colon_types[:1])
+    if arrow_types is not None:
+        types = parse(arrow_types)
+    elif to_type is not None:
+        types = parse([to_type])
+    elif len(colon_types) == count:
+        types = parse(colon_types)
+    elif colon_types and count == 1:
+        types = parse(colon_types[-1:])
+    elif len(colon_types) == 1:
+        types = parse(colon_types) * count
+    else:
+        types = []
+    if len(types) != count:
+        return [UNKNOWN] * count
+    return types
