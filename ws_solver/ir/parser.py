@@ -366,7 +366,7 @@ class _Parser:
         args = region_args[0]
         if args[0].type is UNKNOWN and colon:
             args[0].type = parse_type(colon[-1], self.aliases)
-        for arg, result in zip(args[1:], op.results):
+        for arg, result in zip(args[1:], op.results, strict=False):
             if arg.type is UNKNOWN:
                 arg.type = result.type
 
