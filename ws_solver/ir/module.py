@@ -80,6 +80,7 @@ class Op:
     line: int = 0  # position of the op in the TTGIR text
     column: int = 0
     generic: bool = False  # printed as "dialect.op"(...)
+    symbol: str = ""  # the op's own @symbol, e.g. a function's name (without "@")
     _attr_syntax: AttrSyntax | None = field(default=None, repr=False)
     _edited: bool = field(default=False, repr=False)
 

@@ -23,6 +23,7 @@ from .lexer import (
     RESOURCE_CLOSE,
     RESOURCE_OPEN,
     STRING,
+    SYMBOL,
     VALUE,
     SourceMap,
     Token,
@@ -233,6 +234,8 @@ class _Parser:
                 stack.pop()
             elif kind == VALUE:
                 self.value_token(op, tok, stack, pending)
+            elif kind == SYMBOL and not op.symbol and not stack:
+                op.symbol = text[1:].strip('"')
             elif kind in (RESOURCE_OPEN, RESOURCE_CLOSE):
                 raise self.error(f"unexpected '{text}' {context}", tok)
             own.append(_OwnToken(tok, len(stack), after_region))
