@@ -1,0 +1,1 @@
+"""Kernel corpus: Triton kernels written for ws_solver and their dumped TTGIR."""

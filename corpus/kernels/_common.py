@@ -1,0 +1,53 @@
+"""Helpers shared by the corpus kernels: tile swizzling (device) and torch glue (host).
+
+The host helpers import torch lazily; torch and a GPU are not available where the corpus is
+dumped, so they are only exercised by GPU runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Map a linear tile id to (pid_m, pid_n), walking GROUP_M row-tiles at a time for L2 reuse."""
+    tiles_per_group = GROUP_M * num_pid_n
+    group = tile_id // tiles_per_group
+    first_m = group * GROUP_M
+    rows = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile_id % tiles_per_group) % rows
+    pid_n = (tile_id % tiles_per_group) // rows
+    return pid_m, pid_n
+
+
+def tma(t: Any, block: list[int]) -> Any:
+    """Host TMA descriptor over a contiguous tensor."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor.from_tensor(t, block)
+
+
+def generator(seed: int) -> Any:
+    """A CUDA torch generator seeded for reproducible inputs."""
+    import torch
+
+    return torch.Generator(device="cuda").manual_seed(seed)
+
+
+def randn(shape: tuple[int, ...], dtype: Any, seed: int, scale: float = 1.0) -> Any:
+    """Seeded normal CUDA tensor of the given dtype (fp8 goes through fp32)."""
+    import torch
+
+    x = torch.randn(shape, device="cuda", generator=generator(seed)) * scale
+    return x.to(dtype)
+
+
+def num_sms() -> int:
+    """Streaming multiprocessors of the current GPU."""
+    import torch
+
+    return torch.cuda.get_device_properties(0).multi_processor_count

@@ -1,0 +1,160 @@
+"""Flash-attention forward (fp16, TMA), non-causal and causal.
+
+Q, K, V, O are [Z * H * N_CTX, HEAD_DIM] row-major; one program owns BLOCK_M query rows of one
+(batch, head). The causal variant runs two KV loops, as kernel authors usually split it: the
+off-band blocks left of the diagonal without a mask, then the on-band blocks with one. Every
+KV loop asks for warp specialization. The row log-sum-exp (log2 domain) is stored for the
+backward pass.
+The GPU helpers (make_inputs / launch / reference) need torch and a GPU and are not tested
+where the corpus is dumped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import triton
+import triton.language as tl
+
+from corpus.kernels._common import randn, tma
+
+LOG2E = tl.constexpr(1.4426950408889634)
+
+
+@triton.jit
+def _kv_loop(
+    acc, l_i, m_i, q, k_desc, v_desc, row_base, off_m, lo, hi, qk_scale, MASKED: tl.constexpr
+):
+    BLOCK_M: tl.constexpr = q.shape[0]
+    BLOCK_N: tl.constexpr = k_desc.block_shape[0]
+    q_pos = off_m + tl.arange(0, BLOCK_M)
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=True):
+        k = k_desc.load([row_base + start_n, 0])
+        s = tl.dot(q, k.T) * qk_scale
+        if MASKED:
+            k_pos = start_n + tl.arange(0, BLOCK_N)
+            s = tl.where(q_pos[:, None] >= k_pos[None, :], s, -1.0e6)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([row_base + start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def attention_fwd_kernel(
+    q_desc,
+    k_desc,
+    v_desc,
+    o_desc,
+    lse_ptr,
+    sm_scale,
+    N_CTX,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+):
+    off_m = tl.program_id(0) * BLOCK_M
+    off_hz = tl.program_id(1)
+    row_base = off_hz * N_CTX
+    qk_scale = sm_scale * LOG2E
+
+    q = q_desc.load([row_base + off_m, 0])
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    kv = (k_desc, v_desc)
+    if CAUSAL:
+        # off-band: key blocks strictly left of this query block need no mask
+        acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, 0, off_m, qk_scale, False)
+        # on-band: the key blocks that straddle the diagonal
+        hi = off_m + BLOCK_M
+        acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, off_m, hi, qk_scale, True)
+    else:
+        acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, 0, N_CTX, qk_scale, False)
+
+    rows = off_m + tl.arange(0, BLOCK_M)
+    tl.store(lse_ptr + row_base + rows, m_i + tl.math.log2(l_i))
+    o_desc.store([row_base + off_m, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+KERNEL = attention_fwd_kernel
+
+
+def _config(d: int, bm: int, bn: int, causal: bool, warps: int, stages: int) -> dict:
+    return dict(
+        HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages
+    )
+
+
+CONFIGS: dict[str, dict] = {
+    "d64_m128n64_w4_s3": _config(64, 128, 64, False, 4, 3),
+    "d128_m128n128_w8_s2": _config(128, 128, 128, False, 8, 2),
+    "causal_d64_m128n64_w4_s3": _config(64, 128, 64, True, 4, 3),
+    "causal_d128_m128n128_w8_s2": _config(128, 128, 128, True, 8, 2),
+}
+
+DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
+
+
+def signature(config: dict) -> dict[str, str]:
+    """ASTSource signature for one config."""
+    d, bm, bn = config["HEAD_DIM"], config["BLOCK_M"], config["BLOCK_N"]
+    return {
+        "q_desc": f"tensordesc<fp16[{bm},{d}]>",
+        "k_desc": f"tensordesc<fp16[{bn},{d}]>",
+        "v_desc": f"tensordesc<fp16[{bn},{d}]>",
+        "o_desc": f"tensordesc<fp16[{bm},{d}]>",
+        "lse_ptr": "*fp32",
+        "sm_scale": "fp32",
+        "N_CTX": "i32",
+        "HEAD_DIM": "constexpr",
+        "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr",
+        "CAUSAL": "constexpr",
+    }
+
+
+def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
+    """Z=4, H=8, N_CTX=size (a multiple of BLOCK_M), HEAD_DIM from the config."""
+    import torch
+
+    shape = (4, 8, size, config["HEAD_DIM"])
+    return {
+        "q": randn(shape, torch.float16, seed),
+        "k": randn(shape, torch.float16, seed + 1),
+        "v": randn(shape, torch.float16, seed + 2),
+        "o": torch.empty(shape, device="cuda", dtype=torch.float16),
+        "lse": torch.empty(shape[:3], device="cuda", dtype=torch.float32),
+        "sm_scale": config["HEAD_DIM"] ** -0.5,
+        "causal": config["CAUSAL"],
+    }
+
+
+def launch(config: dict, inputs: dict[str, Any]) -> Any:
+    """Run the kernel; returns O as [Z, H, N_CTX, HEAD_DIM]."""
+    q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
+    z, h, n, d = q.shape
+    bm, bn = config["BLOCK_M"], config["BLOCK_N"]
+    flat = [t.reshape(z * h * n, d) for t in (q, k, v, o)]
+    descs = [tma(t, [b, d]) for t, b in zip(flat, (bm, bn, bn, bm), strict=True)]
+    grid = (triton.cdiv(n, bm), z * h)
+    KERNEL[grid](*descs, inputs["lse"], inputs["sm_scale"], n, **config)
+    return o
+
+
+def reference(inputs: dict[str, Any]) -> Any:
+    """softmax(Q K^T * scale [+ causal mask]) V in fp32."""
+    import torch
+
+    q, k, v = (inputs[x].float() for x in ("q", "k", "v"))
+    s = (q @ k.transpose(-1, -2)) * inputs["sm_scale"]
+    if inputs["causal"]:
+        n = s.shape[-1]
+        keep = torch.ones(n, n, device=s.device, dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return torch.softmax(s, dim=-1) @ v

@@ -1,0 +1,169 @@
+"""Triton 3.6.0's NVIDIA ``make_ttgir`` split at the partitioner input point.
+
+The pass lists mirror ``triton/backends/nvidia/compiler.py::make_ttgir`` of Triton 3.6.0;
+a different Triton version needs this file re-checked against its ``make_ttgir``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+PartitionFn = Callable[[str], str]
+TtgirStage = Callable[[Any, dict], Any]
+
+
+def _check_capability(capability: int) -> None:
+    """Reject targets this split does not model."""
+    if capability // 10 < 9:
+        raise ValueError(f"warp-specialization pipeline needs sm_90 or newer, got sm_{capability}")
+
+
+def _add_head(pm: Any, options: Any, capability: int) -> None:
+    """Add the passes make_ttgir runs before its per-architecture branch."""
+    from triton._C.libtriton import nvidia, passes
+
+    emu_tf32 = capability // 10 >= 8
+    passes.ttir.add_convert_to_ttgpuir(
+        pm, f"cuda:{capability}", options.num_warps, 32, options.num_ctas
+    )
+    passes.ttgpuir.add_coalesce(pm)
+    passes.ttgpuir.add_f32_dot_tc(pm, emu_tf32)
+    nvidia.passes.ttnvgpuir.add_plan_cta(pm)
+    passes.ttgpuir.add_remove_layout_conversions(pm)
+    passes.ttgpuir.add_optimize_thread_locality(pm)
+    passes.ttgpuir.add_accelerate_matmul(pm)
+    passes.ttgpuir.add_remove_layout_conversions(pm)
+    passes.ttgpuir.add_optimize_dot_operands(pm, capability >= 80)
+    nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
+    passes.ttir.add_loop_aware_cse(pm)
+
+
+def _add_loop_prefix(pm: Any, options: Any, capability: int) -> None:
+    """Add the per-architecture loop passes up to and including schedule_loops."""
+    from triton._C.libtriton import nvidia, passes
+
+    passes.ttgpuir.add_fuse_nested_loops(pm)
+    passes.common.add_canonicalizer(pm)
+    passes.ttir.add_triton_licm(pm)
+    if capability // 10 == 9:
+        # Triton's own Hopper route would run add_hopper_warpspec here; we partition instead.
+        passes.common.add_canonicalizer(pm)
+        passes.ttgpuir.add_combine_tensor_select_and_if(pm)
+    else:
+        passes.ttgpuir.add_optimize_accumulator_init(pm)
+        passes.ttgpuir.add_hoist_tmem_alloc(pm, False)
+        nvidia.passes.ttnvgpuir.add_promote_lhs_to_tmem(pm)
+    passes.ttgpuir.add_assign_latencies(pm, options.num_stages)
+    passes.ttgpuir.add_schedule_loops(pm)
+
+
+def _add_loop_suffix(pm: Any, options: Any, capability: int, dump_enabled: bool) -> None:
+    """Add warp specialization and the loop passes that follow it."""
+    from triton._C.libtriton import nvidia, passes
+
+    passes.ttgpuir.add_warp_specialize(pm, options.num_stages)
+    passes.ttgpuir.add_pipeline(pm, options.num_stages, dump_enabled)
+    passes.ttgpuir.add_optimize_partition_warps(pm)
+    if capability // 10 >= 10:
+        passes.ttgpuir.add_combine_tensor_select_and_if(pm)
+        passes.ttgpuir.add_hoist_tmem_alloc(pm, True)
+        nvidia.passes.ttnvgpuir.add_remove_tmem_tokens(pm)
+
+
+def _add_tail(pm: Any, capability: int) -> None:
+    """Add the passes make_ttgir runs after its per-architecture branch."""
+    from triton._C.libtriton import nvidia, passes
+
+    passes.common.add_canonicalizer(pm)
+    passes.ttir.add_loop_aware_cse(pm)
+    passes.ttgpuir.add_prefetch(pm)
+    passes.ttgpuir.add_optimize_dot_operands(pm, capability >= 80)
+    passes.ttgpuir.add_coalesce_async_copy(pm)
+    nvidia.passes.ttnvgpuir.add_optimize_tmem_layouts(pm)
+    if capability // 10 >= 9:
+        nvidia.passes.ttnvgpuir.add_tma_lowering(pm)
+    passes.ttgpuir.add_remove_layout_conversions(pm)
+    nvidia.passes.ttnvgpuir.add_interleave_tmem(pm)
+    passes.ttgpuir.add_reduce_data_duplication(pm)
+    passes.ttgpuir.add_reorder_instructions(pm)
+    passes.ttir.add_loop_aware_cse(pm)
+    passes.common.add_symbol_dce(pm)
+    nvidia.passes.ttnvgpuir.add_fence_insertion(pm, capability)
+    nvidia.passes.ttnvgpuir.add_lower_mma(pm)
+    passes.common.add_sccp(pm)
+    passes.common.add_cse(pm)
+    passes.common.add_canonicalizer(pm)
+
+
+def run_until_partition(mod: Any, options: Any, capability: int) -> Any:
+    """Lower TTIR to TTGIR up to and including schedule_loops (the partitioner input point)."""
+    from triton._C.libtriton import ir
+
+    _check_capability(capability)
+    if options.maxnreg is not None:
+        mod.set_attr("ttg.maxnreg", ir.builder(mod.context).get_int32_attr(options.maxnreg))
+    pm = ir.pass_manager(mod.context)
+    pm.enable_debug()
+    _add_head(pm, options, capability)
+    _add_loop_prefix(pm, options, capability)
+    pm.run(mod, "make_ttgir_until_partition")
+    return mod
+
+
+def run_after_partition(
+    mod: Any, options: Any, capability: int, metadata: dict | None = None
+) -> Any:
+    """Run warp specialization and the rest of make_ttgir on a (partitioned) module."""
+    from triton._C.libtriton import ir
+
+    _check_capability(capability)
+    pm = ir.pass_manager(mod.context)
+    dump_enabled = pm.enable_debug()
+    _add_loop_suffix(pm, options, capability, dump_enabled)
+    _add_tail(pm, capability)
+    pm.run(mod, "make_ttgir_after_partition")
+    if metadata is not None:
+        metadata["tensordesc_meta"] = mod.get_tensordesc_metadata()
+    return mod
+
+
+def run_warp_specialize_only(mod: Any, num_stages: int) -> Any:
+    """Run only Triton's add_warp_specialize pass on a module."""
+    from triton._C.libtriton import ir, passes
+
+    pm = ir.pass_manager(mod.context)
+    pm.enable_debug()
+    passes.ttgpuir.add_warp_specialize(pm, num_stages)
+    pm.run(mod, "warp_specialize_only")
+    return mod
+
+
+def parse_module_text(text: str, context: Any) -> Any:
+    """Parse (and verify) TTGIR text into a module bound to ``context``."""
+    from triton._C.libtriton import ir
+
+    fd, path = tempfile.mkstemp(suffix=".ttgir")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        mod = ir.parse_mlir_module(path, context)
+    finally:
+        os.unlink(path)
+    # parse_mlir_module returns a module without .context; later stages read it.
+    mod.context = context
+    return mod
+
+
+def make_ttgir_stage(partition_fn: PartitionFn, options: Any, capability: int) -> TtgirStage:
+    """Build a ttgir stage that lets ``partition_fn`` rewrite the module text before WS."""
+
+    def stage(mod: Any, metadata: dict) -> Any:
+        context = mod.context
+        run_until_partition(mod, options, capability)
+        new_mod = parse_module_text(partition_fn(mod.str()), context)
+        return run_after_partition(new_mod, options, capability, metadata)
+
+    return stage
