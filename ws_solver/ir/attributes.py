@@ -9,6 +9,8 @@ from typing import Any
 from .types import split_top_level
 
 _BARE_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_KEY_RE = re.compile(r'("(?:[^"\\\n]|\\.)*"|[A-Za-z_][A-Za-z0-9_$.]*)\s*')
+_ESCAPE_RE = re.compile(r"\\([0-9A-Fa-f]{2}|.)")
 _INT_RE = re.compile(r"(-?[0-9]+)(?:\s*:\s*[iu]?i?[0-9]+|\s*:\s*index)?")
 _ARRAY_RE = re.compile(r"array<\s*i[0-9]+\s*(?::(.*))?>", re.DOTALL)
 
@@ -56,17 +58,16 @@ def parse_dictionary(body: str) -> list[Attribute]:
     for entry in split_top_level(body):
         if not entry:
             raise ValueError("empty attribute entry")
-        key, eq, raw = entry.partition("=")
-        key = key.strip()
-        if key.startswith('"'):
-            if len(key) < 2 or not key.endswith('"'):
-                raise ValueError(f"bad attribute name {key}")
-            key = _unquote(key)
-        elif not _BARE_KEY_RE.fullmatch(key):
-            raise ValueError(f"bad attribute name {key!r}")
-        if eq and not raw.strip():
+        m = _KEY_RE.match(entry)
+        rest = entry[m.end() :] if m else ""
+        if m is None or (rest and not rest.startswith("=")):
+            raise ValueError(f"bad attribute name {entry.partition('=')[0].strip()!r}")
+        key = m.group(1)
+        key = _unquote(key) if key.startswith('"') else key
+        raw = rest[1:].strip()
+        if rest and not raw:
             raise ValueError(f"attribute {key} has no value")
-        attrs.append(Attribute(key, raw.strip() if eq else None))
+        attrs.append(Attribute(key, raw if rest else None))
     return attrs
 
 
@@ -88,8 +89,31 @@ def array_of(raws: list[str]) -> str:
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # MLIR string escapes: \\, \", and \XX for each non-printable byte of the UTF-8.
+    out = []
+    for byte in text.encode():
+        ch = chr(byte)
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
 
 
 def _unquote(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text[1:-1])
+    body = text[1:-1]
+    if "\\" not in body:
+        return body
+    out, pos = bytearray(), 0
+    for m in _ESCAPE_RE.finditer(body):
+        out += body[pos : m.start()].encode()
+        escape = m.group(1)
+        if len(escape) == 2:
+            out.append(int(escape, 16))
+        else:
+            out += {"n": b"\n", "t": b"\t"}.get(escape, escape.encode())
+        pos = m.end()
+    out += body[pos:].encode()
+    return out.decode(errors="replace")

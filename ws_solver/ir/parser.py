@@ -419,14 +419,14 @@ class _Parser:
             return AttrSyntax(None, -1, True)
         if op.name in syntax.ATTR_DICT_FIRST:
             return AttrSyntax(None, name_tok.end, False)
-        has_regions = bool(op.regions)
+        # The dictionary follows the last region: `scf.if ... {...} else {...} {attrs}`.
         for k, o in enumerate(own):
             is_colon = o.depth == 0 and o.token.kind == PUNCT and o.token.text == ":"
-            if is_colon and (o.after_region or not has_regions):
+            if is_colon and o.token.start > region_end:
                 previous = own[k - 1].token if k > 0 else name_tok
-                return AttrSyntax(None, previous.end, False)
-        if has_regions:
-            trailing = [o for o in own if o.after_region]
+                return AttrSyntax(None, max(previous.end, region_end), False)
+        if op.regions:
+            trailing = [o for o in own if o.token.start > region_end]
             return AttrSyntax(None, trailing[-1].token.end if trailing else region_end, False)
         return AttrSyntax(None, own[-1].token.end if own else name_tok.end, False)
 

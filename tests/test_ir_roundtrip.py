@@ -1,0 +1,178 @@
+"""Every corpus TTGIR file reads and prints back byte for byte, and reads into a sane graph."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ws_solver import ir
+from ws_solver.ir import types as T
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TTGIR_DIR = REPO_ROOT / "corpus" / "ttgir"
+CORPUS = sorted(TTGIR_DIR.glob("*.ttgir"))
+INDEX = {e["file"]: e for e in json.loads((TTGIR_DIR / "index.json").read_text())}
+
+# A line that starts an op: `%r = ...`, `%r:2 = ...`, `name ...`, `"generic.op"(...)`.
+_OP_LINE_RE = re.compile(r'\s*(?:%|[A-Za-z_]|"[A-Za-z_])')
+
+
+def _ids(path: Path) -> str:
+    return path.name
+
+
+def _ws_loops(module: ir.Module) -> list[ir.Op]:
+    return [
+        op for op in module.walk() if op.name == "scf.for" and op.has_attr("tt.warp_specialize")
+    ]
+
+
+def _values(module: ir.Module):
+    for op in module.walk():
+        yield from op.results
+        for region in op.regions:
+            for block in region.blocks:
+                yield from block.arguments
+
+
+def test_corpus_is_present() -> None:
+    assert len(CORPUS) >= 10, f"no TTGIR corpus in {TTGIR_DIR}"
+    assert {p.name for p in CORPUS} == set(INDEX)
+
+
+@pytest.fixture(params=CORPUS, ids=_ids)
+def corpus_file(request) -> tuple[Path, str, ir.Module]:
+    text = request.param.read_text()
+    return request.param, text, ir.parse(text)
+
+
+def test_print_is_byte_identical(corpus_file) -> None:
+    path, text, module = corpus_file
+    assert module.print() == text
+    # Reading bytes rules out newline translation hiding a difference.
+    assert module.print().encode() == path.read_bytes()
+
+
+def test_op_count_matches_op_lines(corpus_file) -> None:
+    _, text, module = corpus_file
+    ops = list(module.walk())
+    op_lines = [
+        n
+        for n, line in enumerate(text.splitlines(), 1)
+        if _OP_LINE_RE.match(line) and not line.lstrip().startswith(("#", "}", "^"))
+    ]
+    assert [op.line for op in ops] == op_lines
+    counts = Counter(op.name for op in ops)
+    assert [op.name for op in module.ops] == ["module"]
+    assert counts["tt.func"] >= 1
+    assert counts["tt.return"] == counts["tt.func"]
+    assert counts["scf.for"] >= 1  # (loops without iter_args print no scf.yield)
+    assert counts["tt.reduce.return"] == counts["tt.reduce"]
+    assert 20 <= len(ops) <= 2000
+
+
+def test_ws_loops(corpus_file) -> None:
+    path, _, module = corpus_file
+    loops = _ws_loops(module)
+    assert len(loops) == INDEX[path.name]["ws_loops"] >= 1
+    for loop in loops:
+        body = loop.body
+        assert body.ops
+        # induction variable + one iter_arg per result, typed from the loop's signature
+        assert len(body.arguments) == len(loop.results) + 1
+        assert body.arguments[0].type.kind == T.SCALAR
+        for arg, result in zip(body.arguments[1:], loop.results, strict=True):
+            assert arg.type == result.type
+            assert result.type.kind != T.OTHER
+        if loop.results:  # a loop without iter_args prints no scf.yield
+            terminator = body.ops[-1]
+            assert terminator.name == "scf.yield"
+            yielded = [v.type.kind for v in terminator.operands]
+            assert yielded == [r.type.kind for r in loop.results]
+        nested = [op for op in loop.walk() if op is not loop]
+        assert nested
+        for op in nested:
+            _check_result_kinds(op)
+
+
+def _check_result_kinds(op: ir.Op) -> None:
+    kinds = [r.type.kind for r in op.results]
+    if op.name == "tt.descriptor_load":
+        assert kinds == [T.TENSOR]
+    elif op.name == "ttg.local_alloc":
+        assert kinds == [T.MEMDESC]
+        assert op.results[0].type.memory == T.SHARED_MEMORY
+    elif op.name == "ttng.tmem_alloc":
+        assert kinds in ([T.MEMDESC], [T.MEMDESC, T.TOKEN])
+        assert op.results[0].type.memory == T.TENSOR_MEMORY
+    elif op.name == "ttng.tc_gen5_mma":
+        assert kinds in ([], [T.TOKEN])
+    elif op.name == "ttng.warp_group_dot":
+        assert kinds == [T.TENSOR]
+    elif op.name in ("arith.cmpi", "arith.cmpf"):
+        assert len(kinds) == 1 and op.results[0].type.element == "i1"
+        assert op.results[0].type.kind == op.operands[0].type.kind
+    elif op.name == "tt.load":
+        assert op.results[0].type.element == op.operands[0].type.element[len("!tt.ptr<") : -1]
+    for result in op.results:
+        assert result.type.kind != T.OTHER, (op, result)
+        if result.type.kind in (T.TENSOR, T.MEMDESC):
+            assert result.type.shape and result.type.element_bits > 0
+            assert result.type.bytes > 0
+
+
+def test_uses_match_operands(corpus_file) -> None:
+    _, _, module = corpus_file
+    values = list(_values(module))
+    assert len({id(v) for v in values}) == len(values)
+    defined = {id(v) for v in values}
+    operands = 0
+    for op in module.walk():
+        for i, value in enumerate(op.operands):
+            assert id(value) in defined
+            assert ir.Use(op, i) in value.uses
+            operands += 1
+        for i, result in enumerate(op.results):
+            assert result.owner is op and result.index == i and result.defining_op is op
+    for value in values:
+        for use in value.uses:
+            assert use.op.operands[use.operand_index] is value
+    assert sum(len(v.uses) for v in values) == operands
+
+
+def test_operands_are_the_percent_tokens(corpus_file) -> None:
+    """Every `%x` use on an op's line is an operand, in textual order."""
+    _, text, module = corpus_file
+    lines = text.splitlines()
+    for op in module.walk():
+        if op.regions or op.generic:
+            continue  # region ops also define block arguments on their line
+        line = lines[op.line - 1]
+        rhs = line.split(" = ", 1)[1] if op.results else line
+        names = re.findall(r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?", rhs)
+        assert [v.name for v in op.operands] == names, line
+
+
+def test_definitions_enclose_uses(corpus_file) -> None:
+    """Every operand is defined in the block of its use or in a block enclosing it."""
+    _, _, module = corpus_file
+    for op in module.walk():
+        for value in op.operands:
+            owner = value.owner
+            if isinstance(owner, ir.Op):
+                assert owner.parent is op.parent or owner.parent in _enclosing_blocks(op)
+            else:
+                assert owner is op.parent or owner in _enclosing_blocks(op)
+
+
+def _enclosing_blocks(op: ir.Op) -> list[ir.Block]:
+    blocks = []
+    for ancestor in op.ancestors():
+        if ancestor.parent is not None:
+            blocks.append(ancestor.parent)
+        blocks.extend(b for r in ancestor.regions for b in r.blocks)
+    return blocks

@@ -1,0 +1,44 @@
+"""Helpers for tests that check TTGIR text against Triton's own MLIR parser.
+
+Import this only after `pytest.importorskip("triton")`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from triton._C.libtriton import ir
+from triton.backends.compiler import GPUTarget
+from triton.backends.nvidia.compiler import CUDABackend
+
+
+def capability(path: str | Path) -> int:
+    """Compute capability of a corpus file, from its `*.sm90.ttgir` / `*.sm100.ttgir` name."""
+    name = Path(path).name
+    if name.endswith(".sm90.ttgir"):
+        return 90
+    if name.endswith(".sm100.ttgir"):
+        return 100
+    raise ValueError(f"{name}: no .sm90/.sm100 target in the file name")
+
+
+@cache
+def context(cap: int) -> ir.context:
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    CUDABackend(GPUTarget("cuda", cap, 32)).load_dialects(ctx)
+    return ctx
+
+
+def parse_with_triton(text: str, cap: int):
+    """Parse (and verify) TTGIR text with Triton; raises RuntimeError if Triton rejects it."""
+    fd, path = tempfile.mkstemp(suffix=".ttgir")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        return ir.parse_mlir_module(path, context(cap))
+    finally:
+        os.unlink(path)
