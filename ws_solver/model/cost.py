@@ -1,0 +1,656 @@
+"""The cost model: modeled steady-state iteration time (II) of a plan, with its breakdown.
+
+One model, used everywhere: `CostTable` turns a LoopGraph + Target into integer coefficients
+(cycles, bytes, registers); `evaluate` applies them to a Plan; the CP-SAT encoder builds its
+constraints from the same table, so the solver's objective and `evaluate` agree exactly.
+
+II = max( busy time of each partition   (a partition is one instruction stream),
+          load on each shared SM unit   (tensor cores, TMA/memory, SFU, ALU, shared memory),
+          each loop-carried recurrence  (+ a hand-off latency when it crosses partitions),
+          each channel's latency / depth (a producer runs at most `depth` iterations ahead) ).
+Channels add busy time on both sides (barrier arrive/wait, staging register data through
+shared memory). Registers, shared memory, tensor memory, barriers and warps are hard limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from math import ceil
+
+from .graph import LoopGraph
+from .kinds import NodeKind, NodeRole
+from .plan import CHANNEL_DEPTHS, Channel, Plan, complete_assignment, is_assignable, is_duplicable
+from .target import Target
+
+
+@dataclass(frozen=True)
+class CostParams:
+    """Modeling constants that are not hardware rates (those live in Target.rates)."""
+
+    # Cycles a partition spends issuing one asynchronous op (a TMA copy or a tcgen05/wgmma
+    # MMA) with its barrier bookkeeping; single-thread issue, so it does not scale with warps.
+    async_issue_cycles: int = 16
+    # Busy cycles per side for one channel hand-off per iteration (mbarrier arrive or wait
+    # plus phase tracking), on top of the hand-off latency in Rates.sync_latency_cycles.
+    channel_sync_cycles: int = 8
+    # Cycles for one scalar/index op or a region op's control flow.
+    scalar_cycles: int = 2
+    # Round-trip latency of a tile load from global memory (L2 miss), in cycles. An estimate
+    # (~440 ns at 1.83 GHz) until calibrated on the H200; used only for latency bounds.
+    load_latency_cycles: int = 800
+    # Registers per thread every partition needs besides its tensors (indices, addresses,
+    # loop control, predicates).
+    base_registers: int = 32
+    # Objective = II * II_WEIGHT + tie-break; II_WEIGHT exceeds any tie-break value.
+    ii_weight: int = 1 << 24
+
+
+PARAMS = CostParams()
+UNITS = ("tensor", "memory", "sfu", "alu", "smem")
+
+
+def lanes(target: Target, warps: int) -> int:
+    """Threads that issue in parallel: a partition uses at most one scheduler per warp."""
+    return target.threads_per_warp * min(warps, target.warps_per_group)
+
+
+def padded_warps(target: Target, warps: int) -> int:
+    """Warps a partition occupies: Triton pads partitions to whole warp groups."""
+    g = target.warps_per_group
+    return -(-warps // g) * g
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    busy: dict[int, int]  # warps -> cycles the partition's stream spends on the node
+    units: dict[str, int]  # SM-wide unit -> cycles of that unit
+    latency: int  # cycles from inputs ready to output ready
+    live_bytes: int  # register bytes live across the iteration (tensor iter args)
+    transient_bytes: int  # register bytes of its tensor results while they are in use
+    min_warps: int  # MMA issue / TMEM readers need a whole warp group on some targets
+
+
+@dataclass(frozen=True)
+class ProducerCost:
+    """What sending a node's results to another partition costs, per channel and stage."""
+
+    bytes: int  # bytes buffered per stage
+    memory: str  # "shared", "tensor" or "" (barrier only)
+    staged: bool  # register data copied through shared memory (write + read)
+    multibuffered_alloc: bool  # the bytes are a buffer allocated in the loop, copied per stage
+    producer_busy: int
+    consumer_busy: int
+    smem_unit: int
+    latency: int  # bound: II * depth >= latency
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A loop-carried value: `producer` → (back edge) → iter arg `carried`, with path latency."""
+
+    producer: int
+    carried: int
+    latency: int
+
+
+@dataclass(frozen=True)
+class CostTable:
+    graph: LoopGraph
+    target: Target
+    params: CostParams
+    nodes: tuple[NodeCost, ...]
+    producers: dict[int, ProducerCost]  # node id -> channel costs, for nodes with consumers
+    consumers: dict[int, tuple[int, ...]]  # node id -> nodes that need its results
+    recurrences: tuple[Recurrence, ...]
+    hoisted_smem: int  # shared memory allocated above the loop and used in it
+    hoisted_tmem_columns: int
+    loop_smem: dict[int, int]  # in-loop shared allocation: node id -> bytes per copy
+    loop_tmem_columns: dict[int, int]  # in-loop tensor-memory allocation: node id -> columns
+    assignable: tuple[int, ...]
+    duplicable: frozenset[int]
+    warp_options: tuple[int, ...]
+
+    def busy(self, node_id: int, warps: int) -> int:
+        return self.nodes[node_id].busy[warps]
+
+
+def cost_table(graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> CostTable:
+    return _cost_table_cached(graph, target, params)
+
+
+@cache
+def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> CostTable:
+    warp_options = tuple(sorted(set(target.allowed_partition_warps) | {graph.num_warps}))
+    nodes = tuple(_node_cost(graph, target, params, n.id, warp_options) for n in graph.nodes)
+    consumers = _consumers(graph)
+    producers = {
+        u: _producer_cost(graph, target, params, u, nodes) for u in consumers if consumers[u]
+    }
+    hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
+    return CostTable(
+        graph=graph,
+        target=target,
+        params=params,
+        nodes=nodes,
+        producers=producers,
+        consumers=consumers,
+        recurrences=_recurrences(graph, nodes),
+        hoisted_smem=hoisted_smem,
+        hoisted_tmem_columns=hoisted_tmem,
+        loop_smem=loop_smem,
+        loop_tmem_columns=loop_tmem,
+        assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),
+        duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
+        warp_options=warp_options,
+    )
+
+
+# -- per-node coefficients -------------------------------------------------------------------
+def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
+    node = graph.nodes[node_id]
+    rates = target.rates
+    units: dict[str, int] = {}
+    min_warps = 1
+    live = 0
+    transient = 0
+    if node.is_value:
+        if node.value_kind == "tensor" and node.role == NodeRole.ITER_ARG:
+            live = node.out_bytes
+        elif node.value_kind == "tensor":
+            transient = node.out_bytes
+        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, 1)
+    if node.role == NodeRole.OP:
+        transient = _register_result_bytes(graph, node_id)
+
+    def per_element(elements: int, rate_per_lane: float = 1.0):
+        return {w: ceil(elements * rate_per_lane / lanes(target, w)) for w in warp_options}
+
+    const = dict.fromkeys(warp_options, params.scalar_cycles)
+    kind, name = node.kind, node.op_name
+    latency = None
+    if node.role == NodeRole.TERMINATOR or node.follows_parent:
+        busy = dict.fromkeys(warp_options, 0)
+    elif kind == NodeKind.MMA and node.mma is not None:
+        rate = rates.mma_flops_per_cycle.get(_mma_key(node.mma.operand_type))
+        rate = rate or rates.mma_flops_per_cycle["f16"]
+        units["tensor"] = ceil(node.mma.flops / rate)
+        busy = dict.fromkeys(warp_options, params.async_issue_cycles)
+        latency = units["tensor"]
+        if node.mma.accumulator_in_registers:
+            min_warps = target.mma_issue_warps
+    elif kind == NodeKind.LOAD and name != "tt.load":
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        busy = dict.fromkeys(warp_options, params.async_issue_cycles)
+        latency = params.load_latency_cycles
+    elif name == "tt.load":
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
+        busy = per_element(node.elements, 2.0) if node.elements else const
+        latency = params.load_latency_cycles
+    elif kind == NodeKind.STORE:
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        if name.startswith("tt.descriptor"):
+            # Registers are staged through shared memory before the TMA store.
+            units["smem"] = ceil(node.io_bytes / rates.smem_bytes_per_cycle)
+            busy = {w: params.async_issue_cycles + units["smem"] for w in warp_options}
+        else:
+            busy = per_element(max(node.elements, 1), 2.0)
+    elif kind == NodeKind.TMEM:
+        moved = node.out_bytes if name == "ttng.tmem_load" else _operand_bytes(graph, node_id)
+        if name in ("ttng.tmem_load", "ttng.tmem_store"):
+            busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
+            if name == "ttng.tmem_load":
+                min_warps = max(target.tmem_reader_warps, 1)
+        else:
+            busy = const
+    elif kind == NodeKind.SFU:
+        units["sfu"] = ceil(node.elements / rates.sfu_ops_per_cycle)
+        per_lane = rates.alu_ops_per_cycle / rates.sfu_ops_per_cycle
+        busy = per_element(node.elements, per_lane)
+    elif kind == NodeKind.REDUCE:
+        units["alu"] = ceil(2 * _operand_elements(graph, node_id) / rates.alu_ops_per_cycle)
+        busy = per_element(_operand_elements(graph, node_id), 2.0)
+    elif kind == NodeKind.VIEW:
+        moved = _view_traffic(graph, node_id)
+        units["smem"] = ceil(moved / rates.smem_bytes_per_cycle)
+        busy = dict.fromkeys(warp_options, units["smem"])
+    elif kind == NodeKind.SCALAR or node.role != NodeRole.OP or not node.elements:
+        busy = const
+    else:  # NONE: elementwise tensor arithmetic, one instruction per element
+        units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
+        busy = per_element(node.elements)
+    units = {k: v for k, v in units.items() if v}
+    if latency is None:
+        latency = busy.get(4, max(busy.values()))
+    return NodeCost(busy, units, latency, live, transient, min_warps)
+
+
+def _mma_key(operand_type: str) -> str:
+    return "f32" if operand_type in ("f32", "tf32") else operand_type
+
+
+def _register_result_bytes(graph: LoopGraph, node_id: int) -> int:
+    """Bytes of register tensors the node produces (a TMA load into shared memory has none)."""
+    out = [e for e in graph.out_edges(node_id) if e.value_kind == "tensor"]
+    if any(e.distance == 1 for e in out):
+        return 0  # the new value of a carried tensor takes the old one's registers
+    node = graph.nodes[node_id]
+    tma_load = node.kind == NodeKind.LOAD and node.op_name != "tt.load"
+    if tma_load and all(graph.nodes[e.dst].op_name == "ttg.local_alloc" for e in out):
+        return 0
+    return max((e.bytes for e in out), default=0)
+
+
+def _operand_bytes(graph: LoopGraph, node_id: int) -> int:
+    return max((e.bytes for e in graph.in_edges(node_id) if e.value_kind == "tensor"), default=0)
+
+
+def _operand_elements(graph: LoopGraph, node_id: int) -> int:
+    found = [e.elements for e in graph.in_edges(node_id) if e.value_kind == "tensor"]
+    return max(found, default=graph.nodes[node_id].elements)
+
+
+def _view_traffic(graph: LoopGraph, node_id: int) -> int:
+    """Shared-memory bytes a view moves: layout conversions and register→smem copies."""
+    node = graph.nodes[node_id]
+    if node.op_name == "ttg.convert_layout":
+        return 2 * node.out_bytes
+    if node.op_name in ("ttg.local_alloc", "ttg.local_store"):
+        sources = [graph.nodes[e.src] for e in graph.in_edges(node_id)]
+        # A TMA load writes shared memory itself; only register data is copied.
+        if any(s.kind == NodeKind.LOAD and s.op_name != "tt.load" for s in sources):
+            return 0
+        return _operand_bytes(graph, node_id)
+    if node.op_name == "ttg.local_load":
+        return node.out_bytes
+    return 0
+
+
+# -- channels --------------------------------------------------------------------------------
+def _consumers(graph: LoopGraph) -> dict[int, tuple[int, ...]]:
+    """Nodes that need each node's results. Terminators are not consumers: the carried value
+    travels on the edge to the iter-arg / if-result node instead."""
+    out: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
+    for e in graph.edges:
+        if graph.nodes[e.dst].role == NodeRole.TERMINATOR:
+            continue
+        if e.dst not in out[e.src]:
+            out[e.src].append(e.dst)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def _producer_cost(graph, target, params, node_id, nodes) -> ProducerCost:
+    rates = target.rates
+    values: dict[str, tuple[str, int, str]] = {}
+    for e in graph.out_edges(node_id):
+        if graph.nodes[e.dst].role != NodeRole.TERMINATOR:
+            values[e.value] = (e.value_kind, e.bytes, e.memory)
+    staged_bytes = sum(b for k, b, _ in values.values() if k in ("tensor", "scalar"))
+    shared_views = [(b, m) for k, b, m in values.values() if k == "memdesc"]
+    node = graph.nodes[node_id]
+    in_loop_alloc = any(b.inside_loop for b in node.buffers) and shared_views
+    view_bytes = sum(b for b, _ in shared_views) if in_loop_alloc else 0
+    memory = "shared" if staged_bytes else (shared_views[0][1] if view_bytes else "")
+    smem_cycles = ceil(staged_bytes / rates.smem_bytes_per_cycle)
+    sync = params.channel_sync_cycles
+    return ProducerCost(
+        bytes=staged_bytes + view_bytes,
+        memory=memory,
+        staged=staged_bytes > 0,
+        multibuffered_alloc=bool(view_bytes),
+        producer_busy=sync + smem_cycles,
+        consumer_busy=sync + smem_cycles,
+        smem_unit=2 * smem_cycles,
+        latency=nodes[node_id].latency + rates.sync_latency_cycles,
+    )
+
+
+def required_channels(
+    graph: LoopGraph, assignment: tuple[tuple[int, ...], ...], table: CostTable
+) -> list[tuple[int, int, int]]:
+    """(producer, src partition, dst partition) for each partition that needs a node's
+    results without running the node itself."""
+    found = []
+    for u, users in table.consumers.items():
+        if not users or u not in table.producers:
+            continue
+        here = set(assignment[u])
+        if not here:
+            continue
+        needed = set().union(*(assignment[v] for v in users)) - here
+        found.extend((u, min(here), q) for q in sorted(needed))
+    return found
+
+
+def derive_channels(
+    graph: LoopGraph,
+    assignment: tuple[tuple[int, ...], ...],
+    table: CostTable,
+    depth_of=lambda producer, dst: 2,
+) -> tuple[Channel, ...]:
+    """The channels an assignment needs, with depths chosen by `depth_of`."""
+    chans = []
+    for u, src, dst in required_channels(graph, assignment, table):
+        p = table.producers[u]
+        chans.append(Channel(u, src, dst, depth_of(u, dst), p.bytes, p.memory))
+    return tuple(chans)
+
+
+# -- recurrences and buffers -----------------------------------------------------------------
+def _recurrences(graph: LoopGraph, nodes) -> tuple[Recurrence, ...]:
+    """For each back edge of the WS loop, the longest latency path iter arg ⇝ producer."""
+    succ: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
+    for e in graph.edges:
+        if e.distance == 0 and graph.nodes[e.dst].role != NodeRole.TERMINATOR:
+            succ[e.src].append(e.dst)
+    order = _topological(graph, succ)
+    found = []
+    for e in graph.edges:
+        if e.distance != 1 or e.carried_by is not None:
+            continue
+        best: dict[int, int] = {e.dst: 0}
+        for n in order:
+            if n not in best:
+                continue
+            for m in succ[n]:
+                cand = best[n] + nodes[m].latency
+                if cand > best.get(m, -1):
+                    best[m] = cand
+        if e.src in best:
+            found.append(Recurrence(e.src, e.dst, best[e.src]))
+    return tuple(found)
+
+
+def _topological(graph: LoopGraph, succ: dict[int, list[int]]) -> list[int]:
+    indegree = {n: 0 for n in succ}
+    for n in succ:
+        for m in succ[n]:
+            indegree[m] += 1
+    ready = sorted(n for n, d in indegree.items() if d == 0)
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for m in succ[n]:
+            indegree[m] -= 1
+            if indegree[m] == 0:
+                ready.append(m)
+    return order
+
+
+def _buffers(graph: LoopGraph, target: Target):
+    hoisted_smem = sum(
+        b.bytes for b in graph.loop_buffers if not b.inside_loop and b.memory == "shared"
+    )
+    hoisted_tmem = sum(
+        _tmem_columns(target, b.bytes)
+        for b in graph.loop_buffers
+        if not b.inside_loop and b.memory == "tensor"
+    )
+    loop_smem, loop_tmem = {}, {}
+    for n in graph.nodes:
+        if n.op_name == "ttg.local_alloc" and n.role == NodeRole.OP:
+            loop_smem[n.id] = n.out_bytes
+        elif n.op_name == "ttng.tmem_alloc" and n.role == NodeRole.OP:
+            loop_tmem[n.id] = _tmem_columns(target, n.out_bytes)
+    return hoisted_smem, hoisted_tmem, loop_smem, loop_tmem
+
+
+def _tmem_columns(target: Target, nbytes: int) -> int:
+    """Columns of 128 lanes x 32 bits a buffer takes, rounded as the allocator rounds."""
+    columns = max(1, ceil(nbytes / (target.tmem_lanes * 4)))
+    if not target.has_tmem:
+        return columns
+    return max(target.tmem_min_alloc_columns, 1 << (columns - 1).bit_length())
+
+
+# -- evaluation ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PartitionCost:
+    id: int
+    busy: int
+    registers_needed: int
+    warps: int
+    registers: int
+
+
+@dataclass(frozen=True)
+class Cost:
+    ii: int
+    objective: int
+    tiebreak: int
+    bound_by: str  # what sets II, e.g. "partition 0", "unit tensor", "recurrence %acc"
+    partitions: tuple[PartitionCost, ...]
+    units: dict[str, int]
+    recurrence: int
+    channel_latency: int
+    channels: int
+    channel_bytes: int
+    shared_memory: int
+    tensor_memory_columns: int
+    mbarriers: int
+    total_warps: int
+    register_file: int
+    terms: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
+    """setmaxnreg a partition needs at `warps` warps: base + live tensors + largest transient,
+    rounded up to a legal value; may exceed the maximum (then the plan is infeasible)."""
+    t = table.target
+    members = list(members)
+    live = sum(table.nodes[n].live_bytes for n in members)
+    transient = max((table.nodes[n].transient_bytes for n in members), default=0)
+    per_thread = ceil((live + transient) / (4 * t.threads_per_warp * warps))
+    need = table.params.base_registers + per_thread
+    need = max(t.setmaxnreg_min, ceil(need / t.setmaxnreg_step) * t.setmaxnreg_step)
+    return need
+
+
+def tiebreak(partitions: int, warps: int, register_steps: int, channels: int, depth: int) -> int:
+    """Lexicographic: fewer partitions, then warps, registers, channels, channel stages."""
+    return (((partitions * 64 + warps) * 256 + register_steps) * 128 + channels) * 64 + depth
+
+
+def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> Cost:
+    """Modeled II and breakdown of a plan (which should pass `plan.check`)."""
+    table = cost_table(graph, target, params)
+    ids = [p.id for p in plan.partitions]
+    busy = dict.fromkeys(ids, 0)
+    warps = {p.id: p.warps for p in plan.partitions}
+    for n, parts in enumerate(plan.assignment):
+        for p in parts:
+            busy[p] += table.busy(n, warps[p]) if p in warps else 0
+    units = dict.fromkeys(UNITS, 0)
+    for n, parts in enumerate(plan.assignment):
+        for unit, cycles in table.nodes[n].units.items():
+            units[unit] += cycles * len(parts)
+    channel_bound = 0
+    for c in plan.channels:
+        pc = table.producers.get(c.producer)
+        if pc is None:
+            continue
+        if c.src in busy:
+            busy[c.src] += pc.producer_busy
+        if c.dst in busy:
+            busy[c.dst] += pc.consumer_busy
+        units["smem"] += pc.smem_unit
+        channel_bound = max(channel_bound, ceil(pc.latency / c.depth))
+    recurrence, rec_label = 0, ""
+    for r in table.recurrences:
+        crosses = any(
+            c.producer == r.producer and c.dst in plan.assignment[r.carried] for c in plan.channels
+        )
+        value = r.latency + (target.rates.sync_latency_cycles if crosses else 0)
+        if value > recurrence:
+            recurrence, rec_label = value, graph.nodes[r.carried].label
+    candidates = {f"partition {p}": b for p, b in busy.items()}
+    candidates.update({f"unit {u}": v for u, v in units.items()})
+    candidates[f"recurrence {rec_label}"] = recurrence
+    candidates["channel latency"] = channel_bound
+    bound_by, ii = max(candidates.items(), key=lambda kv: (kv[1], kv[0]))
+    pcosts = tuple(
+        PartitionCost(
+            p.id,
+            busy[p.id],
+            registers_needed(table, plan.nodes_in(p.id), p.warps),
+            p.warps,
+            p.registers,
+        )
+        for p in plan.partitions
+    )
+    smem, tmem = shared_and_tensor_memory(plan, table)
+    reg_steps = sum(p.registers // target.setmaxnreg_step for p in plan.partitions)
+    tb = tiebreak(
+        len(plan.partitions),
+        sum(p.warps for p in plan.partitions),
+        reg_steps,
+        len(plan.channels),
+        sum(c.depth for c in plan.channels),
+    )
+    return Cost(
+        ii=ii,
+        objective=ii * params.ii_weight + tb,
+        tiebreak=tb,
+        bound_by=bound_by,
+        partitions=pcosts,
+        units=units,
+        recurrence=recurrence,
+        channel_latency=channel_bound,
+        channels=len(plan.channels),
+        channel_bytes=sum(c.bytes * c.depth for c in plan.channels),
+        shared_memory=smem,
+        tensor_memory_columns=tmem,
+        mbarriers=sum(2 * c.depth for c in plan.channels),
+        total_warps=sum(padded_warps(target, p.warps) for p in plan.partitions),
+        register_file=sum(
+            target.threads_per_warp * padded_warps(target, p.warps) * p.registers
+            for p in plan.partitions
+        ),
+    )
+
+
+def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
+    """Bytes of shared memory and columns of tensor memory the plan uses."""
+    depth_of_alloc: dict[int, int] = {}
+    smem = table.hoisted_smem
+    for c in plan.channels:
+        pc = table.producers[c.producer]
+        if pc.staged:
+            smem += pc.bytes * c.depth if not pc.multibuffered_alloc else 0
+        if pc.multibuffered_alloc:
+            depth_of_alloc[c.producer] = max(depth_of_alloc.get(c.producer, 1), c.depth)
+    smem += sum(b * depth_of_alloc.get(n, 1) for n, b in table.loop_smem.items())
+    tmem = table.hoisted_tmem_columns + sum(
+        cols * depth_of_alloc.get(n, 1) for n, cols in table.loop_tmem_columns.items()
+    )
+    return smem, tmem
+
+
+# -- validity --------------------------------------------------------------------------------
+def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
+    """Every constraint the plan breaks, in words (the same limits the CP-SAT model enforces)."""
+    if len(plan.assignment) != len(graph.nodes):
+        return [f"assignment covers {len(plan.assignment)} nodes, the loop has {len(graph.nodes)}"]
+    table = cost_table(graph, target)
+    out: list[str] = []
+    ids = [p.id for p in plan.partitions]
+    if ids != list(range(len(ids))) or not ids:
+        out.append(f"partition ids must be 0..{len(ids) - 1} in order, got {ids}")
+        return out
+    if len(ids) > target.max_partitions:
+        out.append(f"{len(ids)} partitions exceed the limit of {target.max_partitions}")
+    part = {p.id: p for p in plan.partitions}
+    label = lambda n: f"node {n} ({graph.nodes[n].op_name} {graph.nodes[n].label})"  # noqa: E731
+    for n in table.assignable:
+        parts = plan.assignment[n]
+        if not parts:
+            out.append(f"{label(n)} is in no partition")
+        elif len(parts) > 1 and n not in table.duplicable:
+            out.append(f"{label(n)} is in partitions {list(parts)} but cannot be duplicated")
+        if any(p not in part for p in parts):
+            out.append(f"{label(n)} names unknown partitions {list(parts)}")
+        for p in parts:
+            if p in part and part[p].warps < table.nodes[n].min_warps:
+                out.append(
+                    f"{label(n)} needs {table.nodes[n].min_warps} warps, "
+                    f"partition {p} has {part[p].warps}"
+                )
+    decided = {n: plan.assignment[n] for n in table.assignable}
+    completed = complete_assignment(graph, decided)
+    for n, (have, want) in enumerate(zip(plan.assignment, completed, strict=True)):
+        if have != want and n not in table.assignable:
+            out.append(f"{label(n)} must run in {list(want)} (its region's), not {list(have)}")
+    for p in plan.partitions:
+        members = plan.nodes_in(p.id)
+        if not any(n in table.assignable for n in members):
+            out.append(f"partition {p.id} is empty")
+        if p.warps not in table.warp_options:
+            out.append(f"partition {p.id}: {p.warps} warps is not one of {table.warp_options}")
+            continue
+        if p.registers not in target.setmaxnreg_values():
+            out.append(f"partition {p.id}: {p.registers} is not a legal setmaxnreg value")
+        need = registers_needed(table, members, p.warps)
+        # Without specialization there is no setmaxnreg: the compiler allocates (or spills).
+        if need > p.registers and plan.specialized:
+            out.append(f"partition {p.id} needs {need} registers per thread, has {p.registers}")
+        if p.stage not in (0, 1):
+            out.append(f"partition {p.id}: stage {p.stage} is not 0 or 1")
+    if plan.partitions[0].warps != graph.num_warps and plan.specialized:
+        out.append(
+            f"partition 0 runs in the default region with the kernel's {graph.num_warps} "
+            f"warps, not {plan.partitions[0].warps}"
+        )
+    warps = sum(padded_warps(target, p.warps) for p in plan.partitions)
+    if warps > target.max_warps_per_cta:
+        out.append(f"{warps} warps (padded to warp groups) exceed {target.max_warps_per_cta}")
+    regs = sum(
+        target.threads_per_warp * padded_warps(target, p.warps) * p.registers
+        for p in plan.partitions
+    )
+    if regs > target.registers_per_sm and plan.specialized:
+        out.append(f"{regs} registers exceed the register file of {target.registers_per_sm}")
+    want = {(u, q) for u, _, q in required_channels(graph, plan.assignment, table)}
+    have = {(c.producer, c.dst) for c in plan.channels}
+    for u, q in sorted(want - have):
+        out.append(f"{label(u)} is needed in partition {q} but has no channel there")
+    for u, q in sorted(have - want):
+        out.append(f"channel from {label(u)} to partition {q} is not needed")
+    for c in plan.channels:
+        if c.depth not in CHANNEL_DEPTHS:
+            out.append(f"channel from {label(c.producer)}: depth {c.depth} not in {CHANNEL_DEPTHS}")
+    smem, tmem = shared_and_tensor_memory(plan, table) if not (have - want) else (0, 0)
+    if smem > target.shared_memory_per_cta:
+        out.append(f"{smem} B of shared memory exceed {target.shared_memory_per_cta} B")
+    if tmem > target.tmem_columns:
+        out.append(f"{tmem} tensor-memory columns exceed {target.tmem_columns}")
+    barriers = sum(2 * c.depth for c in plan.channels)
+    if barriers > target.max_mbarriers:
+        out.append(f"{barriers} mbarriers exceed {target.max_mbarriers}")
+    return out
+
+
+def single_partition_plan(graph: LoopGraph, target: Target, strategy: str = "") -> Plan:
+    """The plan that does not specialize: everything in partition 0 with the kernel's warps."""
+    table = cost_table(graph, target)
+    decided = {n: (0,) for n in table.assignable}
+    assignment = complete_assignment(graph, decided)
+    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
+    regs = min(need, target.setmaxnreg_max)
+    from .plan import Partition
+
+    return Plan(
+        loop=graph.name,
+        target=target.name,
+        assignment=assignment,
+        partitions=(Partition(0, graph.num_warps, regs, 0, "all"),),
+        channels=(),
+        strategy=strategy,
+    )

@@ -1,0 +1,137 @@
+"""Plan: the answer for one loop — which partitions run each node, and with what resources."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from .graph import LoopGraph
+from .kinds import NodeKind, NodeRole
+
+# Channel depths (pipeline stages of a cross-partition buffer) a plan may choose.
+CHANNEL_DEPTHS = (1, 2, 3, 4)
+
+
+@dataclass(frozen=True)
+class Partition:
+    id: int
+    warps: int
+    registers: int  # the partition's `setmaxnreg` value
+    stage: int  # entry of `ttg.partition.stages`
+    role: str = ""  # summary of what runs there, e.g. "load", "mma", "compute"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A value produced in partition `src` and consumed in partition `dst`."""
+
+    producer: int  # node id
+    src: int
+    dst: int
+    depth: int
+    bytes: int  # per stage; 0 for a pure synchronisation (tokens)
+    memory: str  # "shared", "tensor", or "" for a barrier-only hand-off
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One step of the heuristic: `rule` merged the partitions of nodes `src` and `dst`."""
+
+    rule: str
+    src: int
+    dst: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    loop: str  # LoopGraph.name
+    target: str  # Target.name
+    assignment: tuple[tuple[int, ...], ...]  # per node id: sorted partition ids
+    partitions: tuple[Partition, ...]
+    channels: tuple[Channel, ...]
+    strategy: str = ""
+    merges: tuple[Merge, ...] = field(default=(), compare=False)
+
+    @property
+    def specialized(self) -> bool:
+        """A plan with one partition means: do not warp-specialize this loop."""
+        return len(self.partitions) > 1
+
+    def partitions_of(self, node_id: int) -> tuple[int, ...]:
+        return self.assignment[node_id]
+
+    def nodes_in(self, partition: int) -> list[int]:
+        return [n for n, parts in enumerate(self.assignment) if partition in parts]
+
+    def channel_depth(self, producer: int, dst: int) -> int | None:
+        for c in self.channels:
+            if c.producer == producer and c.dst == dst:
+                return c.depth
+        return None
+
+    def check(self, graph: LoopGraph, target) -> list[str]:
+        """Every violated constraint, in words; empty when the plan is valid."""
+        from .cost import violations
+
+        return violations(self, graph, target)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["assignment"] = [list(p) for p in self.assignment]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def from_dict(d: dict) -> Plan:
+        return Plan(
+            loop=d["loop"],
+            target=d["target"],
+            assignment=tuple(tuple(p) for p in d["assignment"]),
+            partitions=tuple(Partition(**p) for p in d["partitions"]),
+            channels=tuple(Channel(**c) for c in d["channels"]),
+            strategy=d.get("strategy", ""),
+            merges=tuple(Merge(**m) for m in d.get("merges", ())),
+        )
+
+
+def is_duplicable(graph: LoopGraph, node_id: int) -> bool:
+    """Cheap nodes that may run in several partitions instead of being communicated."""
+    node = graph.nodes[node_id]
+    if node.role == NodeRole.OP:
+        return node.kind in (NodeKind.SCALAR, NodeKind.VIEW) and node.op_name not in (
+            "ttg.local_alloc",
+            "ttg.local_store",
+        )
+    return node.is_value and node.value_kind == "scalar"
+
+
+def is_assignable(graph: LoopGraph, node_id: int) -> bool:
+    """Nodes a strategy decides; the rest follow from them (see `complete_assignment`)."""
+    node = graph.nodes[node_id]
+    return node.role != NodeRole.TERMINATOR and not node.follows_parent and not _is_region(node)
+
+
+def _is_region(node) -> bool:
+    return node.role == NodeRole.OP and node.op_name in ("scf.if", "scf.for")
+
+
+def complete_assignment(
+    graph: LoopGraph, decided: dict[int, tuple[int, ...]]
+) -> tuple[tuple[int, ...], ...]:
+    """Fill in region ops (union of their children), followers and terminators (their parent's;
+    the loop body's own terminator runs in every partition)."""
+    parts: dict[int, set[int]] = {n: set(p) for n, p in decided.items()}
+    everything = set().union(*parts.values()) if parts else {0}
+    # Children come after their region op in node order, so walk backwards for unions.
+    for node in reversed(graph.nodes):
+        if _is_region(node):
+            kids = [c.id for c in graph.nodes if c.parent == node.id and c.id in parts]
+            union = set().union(*(parts[k] for k in kids)) if kids else set()
+            union |= set(decided.get(node.id, ()))
+            parts[node.id] = union or {min(everything)}
+    for node in graph.nodes:
+        if node.role == NodeRole.TERMINATOR or node.follows_parent:
+            parts[node.id] = set(everything) if node.parent is None else set(parts[node.parent])
+    return tuple(tuple(sorted(parts.get(n.id, set()))) for n in graph.nodes)
