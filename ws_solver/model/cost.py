@@ -42,7 +42,7 @@ class CostParams:
     load_latency_cycles: int = 800
     # Registers per thread every partition needs besides its tensors (indices, addresses,
     # loop control, predicates).
-    base_registers: int = 32
+    base_registers: int = 24
     # Objective = II * II_WEIGHT + tie-break; II_WEIGHT exceeds any tie-break value.
     ii_weight: int = 1 << 24
 
