@@ -1,0 +1,216 @@
+"""TTGIR text in, partitioned TTGIR text out: the one code path the CLI and the drop-in share.
+
+parse → find WS loops → build each loop's graph → run a strategy → annotate (or, for a loop
+that should not be specialized, remove its `tt.warp_specialize` tag) → print.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ir
+from .ir.annotate import annotate_loop, clear_loop
+from .model.cost import evaluate, single_partition_plan
+from .model.decode import loop_annotation
+from .model.dfg import build_graph, ws_loops
+from .model.graph import LoopGraph
+from .model.kinds import NodeKind, NodeRole
+from .model.plan import Plan
+from .model.target import Target, target_for
+
+STRATEGIES = ("optimal", "heuristic", "none")
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit: float = 10.0
+    workers: int = 2
+    seed: int = 0
+
+
+@dataclass
+class LoopReport:
+    """What happened to one loop; `to_dict` is the JSON report's per-loop record."""
+
+    kernel: str
+    loop: int
+    line: int
+    target: str
+    ops: int
+    strategy: str
+    specialized: bool
+    reason: str
+    ii: int
+    objective: int
+    wall_s: float
+    plan: Plan
+    cost: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)  # status, bound, gap, heuristic_objective, ...
+
+    def to_dict(self) -> dict:
+        parts = []
+        for p in self.plan.partitions:
+            members = [n for n in self.plan.nodes_in(p.id)]
+            parts.append(
+                {
+                    "id": p.id,
+                    "role": p.role,
+                    "warps": p.warps,
+                    "registers": p.registers,
+                    "stage": p.stage,
+                    "ops": len(members),
+                }
+            )
+        return {
+            "kernel": self.kernel,
+            "loop": self.loop,
+            "line": self.line,
+            "target": self.target,
+            "ops": self.ops,
+            "strategy": self.strategy,
+            "specialized": self.specialized,
+            "reason": self.reason,
+            "ii": self.ii,
+            "objective": self.objective,
+            "wall_s": round(self.wall_s, 4),
+            "partitions": parts,
+            "channels": len(self.plan.channels),
+            "cost": self.cost,
+            **self.solver,
+        }
+
+
+def resolve_target(module: ir.Module, override: str | None) -> Target:
+    """The target named on the command line, else the module's `ttg.target`."""
+    if override:
+        return target_for(override)
+    spec = module.ops[0].attr("ttg.target", "") if module.ops else ""
+    if not spec:
+        raise ValueError("the module has no ttg.target attribute; pass --target")
+    return target_for(str(spec))
+
+
+def plan_loop(
+    graph: LoopGraph, target: Target, strategy: str, options: SolveOptions
+) -> tuple[Plan, str, dict]:
+    """Run one strategy on one loop: (plan, reason, solver details)."""
+    if strategy == "none":
+        return single_partition_plan(graph, target, "none"), "strategy none", {}
+    from .heuristic_seed import decide
+
+    heuristic, reason = decide(graph, target)
+    if strategy == "heuristic":
+        return heuristic, reason, {}
+    if strategy != "optimal":
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if not has_load_feeding_mma(graph):
+        return single_partition_plan(graph, target, "optimal"), reason, {}
+    from .encode import solve
+
+    result = solve(
+        graph,
+        target,
+        hint=heuristic,
+        time_limit=options.time_limit,
+        workers=options.workers,
+        seed=options.seed,
+    )
+    details = {
+        "status": result.status,
+        "bound": result.bound,
+        "gap": result.gap,
+        "heuristic_objective": result.hint_objective,
+        "solver_wall_s": round(result.wall_s, 4),
+    }
+    plan = result.plan
+    reason = (
+        f"specialized: {len(plan.partitions)} partitions"
+        if plan.specialized
+        else "no better than one partition"
+    )
+    return plan, reason, details
+
+
+def has_load_feeding_mma(graph: LoopGraph) -> bool:
+    """Whether there is anything to overlap: a load whose data reaches an MMA."""
+    succ: dict[int, list[int]] = {}
+    for e in graph.edges:
+        succ.setdefault(e.src, []).append(e.dst)
+    for load in graph.of_kind(NodeKind.LOAD):
+        seen, stack = set(), [load.id]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if graph.nodes[n].kind == NodeKind.MMA and graph.nodes[n].role == NodeRole.OP:
+                return True
+            stack.extend(succ.get(n, ()))
+    return False
+
+
+def partition_module(
+    module: ir.Module,
+    strategy: str = "optimal",
+    target: str | None = None,
+    options: SolveOptions | None = None,
+) -> list[LoopReport]:
+    """Annotate every WS loop of `module` in place; returns one report per loop."""
+    options = options or SolveOptions()
+    tgt = resolve_target(module, target)
+    reports = []
+    for loop in ws_loops(module):
+        start = time.perf_counter()
+        graph = build_graph(module, loop)
+        plan, reason, details = plan_loop(graph, tgt, strategy, options)
+        cost = evaluate(plan, graph, tgt)
+        if plan.specialized:
+            annotate_loop(loop.op, loop_annotation(graph, plan, tag=loop.index))
+        else:
+            clear_loop(loop.op)
+        reports.append(
+            LoopReport(
+                kernel=loop.kernel,
+                loop=loop.index,
+                line=loop.op.line,
+                target=tgt.name,
+                ops=sum(1 for n in graph.nodes if n.role == NodeRole.OP),
+                strategy=strategy,
+                specialized=plan.specialized,
+                reason=reason,
+                ii=cost.ii,
+                objective=cost.objective,
+                wall_s=time.perf_counter() - start,
+                plan=plan,
+                cost=_cost_summary(cost),
+                solver=details,
+            )
+        )
+    return reports
+
+
+def partition_text(text: str, strategy: str = "optimal", **kwargs: Any):
+    """Parse, partition and print: (annotated text, per-loop reports)."""
+    module = ir.parse(text)
+    reports = partition_module(module, strategy, **kwargs)
+    return module.print(), reports
+
+
+def _cost_summary(cost) -> dict:
+    return {
+        "ii": cost.ii,
+        "bound_by": cost.bound_by,
+        "partition_busy": {str(p.id): p.busy for p in cost.partitions},
+        "units": cost.units,
+        "recurrence": cost.recurrence,
+        "channel_latency": cost.channel_latency,
+        "channels": cost.channels,
+        "channel_bytes": cost.channel_bytes,
+        "shared_memory": cost.shared_memory,
+        "tensor_memory_columns": cost.tensor_memory_columns,
+        "mbarriers": cost.mbarriers,
+        "total_warps": cost.total_warps,
+        "register_file": cost.register_file,
+    }
