@@ -83,6 +83,10 @@ class Op:
     symbol: str = ""  # the op's own @symbol, e.g. a function's name (without "@")
     _attr_syntax: AttrSyntax | None = field(default=None, repr=False)
     _edited: bool = field(default=False, repr=False)
+    # Offsets of the op's text (first token to last, regions included) and of each operand's
+    # `%name` token, parallel to `operands`: what the text-level rewrites splice.
+    _span: tuple[int, int] | None = field(default=None, repr=False)
+    _operand_spans: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
     @property
     def parent_op(self) -> Op | None:
@@ -149,6 +153,9 @@ class Module:
     text: str
     ops: list[Op]
     aliases: dict[str, str]  # "#blocked" -> "#ttg.blocked<{...}>", "#loc3" -> "loc(...)"
+    # Text-level rewrites, (start, end, replacement) in the order they were asked for.
+    _splices: list[tuple[int, int, str]] = field(default_factory=list, repr=False)
+    _reserved: set[str] = field(default_factory=set, repr=False)
 
     def walk(self) -> Iterator[Op]:
         for op in self.ops:
@@ -158,13 +165,96 @@ class Module:
         """The Python source position of an op ("file:line:col"), following #loc aliases."""
         return resolve_location(op.location, self.aliases)
 
+    # -- text-level rewrites ---------------------------------------------------------------
+    # New ops are written as text: the printer splices them in; re-parse the printed text
+    # to see them as ops. Each inserted line gets the indentation of the op it is placed by.
+
+    def insert_before(self, op: Op, text: str) -> None:
+        """Insert the lines of `text` (ops, unindented) on their own lines before `op`."""
+        start, _ = self._op_span(op)
+        line_start = self.text.rfind("\n", 0, start) + 1
+        self._splices.append((line_start, line_start, self._indent_lines(op, text)))
+
+    def insert_after(self, op: Op, text: str) -> None:
+        """Insert the lines of `text` on their own lines after `op` (after its regions)."""
+        _, end = self._op_span(op)
+        newline = self.text.find("\n", end)
+        at = len(self.text) if newline < 0 else newline + 1
+        lines = self._indent_lines(op, text)
+        if newline < 0:
+            lines = "\n" + lines.removesuffix("\n")
+        self._splices.append((at, at, lines))
+
+    def erase(self, op: Op) -> None:
+        """Delete `op` (its whole lines, regions included); its results must be unused."""
+        replaced = {(s, e) for s, e, _ in self._splices}
+        used = [
+            u
+            for r in op.results
+            for u in r.uses
+            if u.op._operand_spans[u.operand_index] not in replaced
+        ]
+        if used:
+            raise EditError(
+                f"'{op.name}' at line {op.line}: results still used at line {used[0].op.line}"
+            )
+        start, end = self._op_span(op)
+        line_start = self.text.rfind("\n", 0, start) + 1
+        if self.text[line_start:start].strip():
+            raise EditError(f"'{op.name}' at line {op.line} does not start its line")
+        newline = self.text.find("\n", end)
+        self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
+
+    def replace_operand(self, op: Op, index: int, value_name: str) -> None:
+        """Make operand `index` of `op` read `value_name` (e.g. "%x", "%r#1") instead."""
+        if not 0 <= index < len(op._operand_spans):
+            raise EditError(f"'{op.name}' at line {op.line} has no operand {index}")
+        if not re.fullmatch(r"%[A-Za-z0-9_$.\-]+(#[0-9]+)?", value_name):
+            raise EditError(f"not a value name: {value_name!r}")
+        start, end = op._operand_spans[index]
+        self._splices.append((start, end, value_name))
+
+    def fresh_name(self, prefix: str = "v") -> str:
+        """A `%prefix_N` value name defined nowhere in the module and not handed out before."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
+            raise EditError(f"not a value-name prefix: {prefix!r}")
+        if not self._reserved:
+            self._reserved.update(re.findall(r"%[A-Za-z0-9_$.\-]+", self.text))
+        n = 0
+        while f"%{prefix}_{n}" in self._reserved:
+            n += 1
+        name = f"%{prefix}_{n}"
+        self._reserved.add(name)
+        return name
+
+    def _op_span(self, op: Op) -> tuple[int, int]:
+        if op._span is None:
+            raise EditError(f"'{op.name}' at line {op.line}: no source position recorded")
+        return op._span
+
+    def _indent_lines(self, op: Op, text: str) -> str:
+        start, _ = self._op_span(op)
+        line_start = self.text.rfind("\n", 0, start) + 1
+        indent = self.text[line_start:start]
+        if indent.strip():
+            indent = " " * len(indent)
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return "".join(f"{indent}{ln.strip()}\n" for ln in lines)
+
     def print(self) -> str:
+        dictionaries = [_dictionary_edit(op) for op in self.walk() if op._edited]
+        # By position; at one position, insertions (in request order) before replacements.
         edits = sorted(
-            (_dictionary_edit(op) for op in self.walk() if op._edited),
-            key=lambda e: e[0],
+            [(s, e > s, 0, k, e, r) for k, (s, e, r) in enumerate(dictionaries)]
+            + [(s, e > s, 1, k, e, r) for k, (s, e, r) in enumerate(self._splices)],
         )
+        erased = [(s, e) for s, _, _, _, e, r in edits if not r and e > s]
         out, pos = [], 0
-        for start, end, replacement in edits:
+        for start, _, _, _, end, replacement in edits:
+            if start < pos:
+                if any(s <= start and end <= e for s, e in erased):
+                    continue  # inside an erased op
+                raise EditError(f"overlapping edits at offset {start}")
             out.append(self.text[pos:start])
             out.append(replacement)
             pos = end

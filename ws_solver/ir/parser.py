@@ -246,6 +246,7 @@ class _Parser:
         if pending:
             raise self.error(f"block arguments without a region {context}", pending[0].token)
         self.finish_operation(op, name_tok, result_specs, own, region_args, dictionary, region_end)
+        op._span = (first.start, self.tokens[self.i - 1].end)
         return op
 
     def result_list(self) -> list[tuple[Token, int]]:
@@ -443,6 +444,7 @@ class _Parser:
             value = values[index]
             value.uses.append(Use(op, len(op.operands)))
             op.operands.append(value)
+            op._operand_spans.append((tok.start, tok.end))
 
     def lookup(self, op: Op, name: str) -> list[Value] | None:
         block = op.parent
