@@ -1,0 +1,55 @@
+"""The `ws-solver` command.
+
+Each subcommand is a module of this package with `add_parser(subparsers)`, which adds and
+returns its argparse parser, and `run(args) -> int`. To add one, write the module and list
+it in `COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import __version__
+from . import graph
+from .common import PROG, CliError, report
+
+COMMANDS = [graph]
+
+DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Warp-specialization partitioner for Triton GPU IR (TTGIR) loops.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.add_parser(subparsers).set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `ws-solver` with `argv` (default: the process arguments); returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CliError as e:
+        report(e.message)
+        return e.code
+    except KeyboardInterrupt:
+        report("interrupted")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`ws-solver ... | head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except Exception as e:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        report(f"internal error: {type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)")
+        return 3

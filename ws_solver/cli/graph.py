@@ -1,0 +1,102 @@
+"""`ws-solver graph`: show the data-flow graph of each warp-specialized loop."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..report.graph import graph_dot, graph_json, graph_text, summary_table
+from .common import CliError, find_ttgir, load_graphs, report, write_output
+
+FORMATS = ("text", "json", "dot", "table")
+
+DESCRIPTION = """\
+Build the loop graph of every loop marked tt.warp_specialize in the given TTGIR files
+(directories are searched recursively for *.ttgir) and print it.
+
+formats:
+  text   per loop a header, then one line per node with its out-edges (default)
+  json   nodes and edges as data; the schema is in the README ("JSON schema")
+  dot    Graphviz: region ops are clusters, loop-carried edges dashed, colour = kind
+  table  one row per loop: op, value-node and edge counts, counts per kind
+
+text, json and dot stop at the first file that fails (exit 2, nothing written);
+table reports each failing file on stderr, goes on, and exits 1 at the end."""
+
+EPILOG = """\
+examples:
+  ws-solver graph corpus/ttgir/gemm_tma.t128x128x64_w4_s4.sm90.ttgir
+  ws-solver graph corpus/ttgir --format table
+  ws-solver graph corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm100.ttgir \\
+      --loop 1 --format dot -o loop1.dot && dot -Tsvg loop1.dot -o loop1.svg
+
+exit status: 0 success; 1 table mode and some files failed; 2 error (bad file, no such
+loop, usage); 3 internal error"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "graph",
+        help="show the data-flow graph of each warp-specialized loop",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="TTGIR files or folders")
+    parser.add_argument(
+        "--loop",
+        type=_loop_index,
+        metavar="N",
+        help="only the N-th warp-specialized loop of each file (0-based, in textual order)",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write to OUT (atomically: all or nothing) instead of stdout",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    files = find_ttgir(args.paths)
+    if args.format == "table":
+        return _table(files, args)
+    loops = [(str(f), g) for f in files for g in load_graphs(f, args.loop)]
+    if args.format == "json":
+        text = graph_json(loops)
+    elif args.format == "dot":
+        text = "\n".join(graph_dot(f, g) for f, g in loops)
+    else:
+        text = "\n".join(graph_text(f, g) for f, g in loops)
+    write_output(text, args.output)
+    return 0
+
+
+def _table(files, args: argparse.Namespace) -> int:
+    loops, failed = [], 0
+    for f in files:
+        try:
+            loops.extend((str(f), g) for g in load_graphs(f, args.loop))
+        except CliError as e:
+            report(e.message)
+            failed += 1
+    text = summary_table(loops)
+    text += f"{_count(len(loops), 'loop')} in {_count(len(files) - failed, 'file')}"
+    text += f"; {failed} of {_count(len(files), 'file')} failed\n" if failed else "\n"
+    write_output(text, args.output)
+    return 1 if failed else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _loop_index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a loop index: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"loop index must be >= 0, got {value}")
+    return value

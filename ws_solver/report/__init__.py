@@ -1,0 +1,1 @@
+"""Views for people and tools: loop-graph listings, JSON, Graphviz drawings, summary tables."""
