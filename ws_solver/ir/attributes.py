@@ -11,7 +11,7 @@ from .types import split_top_level
 _BARE_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _KEY_RE = re.compile(r'("(?:[^"\\\n]|\\.)*"|[A-Za-z_][A-Za-z0-9_$.]*)\s*')
 _ESCAPE_RE = re.compile(r"\\([0-9A-Fa-f]{2}|.)")
-_INT_RE = re.compile(r"(-?[0-9]+)(?:\s*:\s*[iu]?i?[0-9]+|\s*:\s*index)?")
+_INT_RE = re.compile(r"(-?[0-9]{1,40})(?:\s*:\s*[su]?i[0-9]+|\s*:\s*index)?")
 _ARRAY_RE = re.compile(r"array<\s*i[0-9]+\s*(?::(.*))?>", re.DOTALL)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import ParseError
 
@@ -23,11 +23,12 @@ RESOURCE_OPEN = "resource_open"  # {-#
 RESOURCE_CLOSE = "resource_close"  # #-}
 
 _SUFFIX = r"[A-Za-z0-9_$.\-]+"
+# One match per token, with the blanks before it; `end` matches the blanks at the very end.
 _TOKEN_RE = re.compile(
-    "|".join(
+    r"[ \t\r]*(?:"
+    + "|".join(
         [
             r"(?P<newline>\n)",
-            r"(?P<space>[ \t\r]+)",
             r"(?P<comment>//[^\n]*)",
             r"(?P<resource_open>\{-\#)",
             r"(?P<resource_close>\#-\})",
@@ -41,13 +42,14 @@ _TOKEN_RE = re.compile(
             r"(?P<number>-?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?))",
             r"(?P<ident>[A-Za-z_][A-Za-z0-9_$.]*)",
             r"(?P<punct>\.\.\.|[(){}\[\]<>,:=*+?|\-])",
+            r"(?P<end>\Z)",
         ]
     )
+    + ")"
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     kind: str
     text: str
     start: int
@@ -59,7 +61,7 @@ class SourceMap:
     """Turns byte offsets of one text into 1-based (line, column)."""
 
     def __init__(self, text: str) -> None:
-        self._line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def position(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, offset)
@@ -71,24 +73,28 @@ class SourceMap:
 
 def tokenize(text: str, source: SourceMap) -> list[Token]:
     """Split text into tokens; anything that is not MLIR syntax raises ParseError."""
-    raw: list[tuple[str, int, int]] = []
-    last_on_line: set[int] = set()
+    tokens: list[Token] = []
+    append = tokens.append
     pos = 0
-    match = _TOKEN_RE.match
-    while pos < len(text):
-        m = match(text, pos)
-        if m is None:
-            reason = "unterminated string" if text[pos] == '"' else f"unexpected {text[pos]!r}"
-            raise source.error(reason, pos)
+    for m in _TOKEN_RE.finditer(text):
+        if m.start() != pos:  # finditer skipped text that no token matches
+            break
+        pos = m.end()
         kind = m.lastgroup
         if kind == "newline":
-            if raw:
-                last_on_line.add(len(raw) - 1)
-        elif kind not in ("space", "comment"):
-            raw.append((kind, pos, m.end()))
-        pos = m.end()
-    last_on_line.add(len(raw) - 1)
-    return [
-        Token(kind, text[start:end], start, end, i in last_on_line)
-        for i, (kind, start, end) in enumerate(raw)
-    ]
+            if tokens and not tokens[-1].eol:
+                tokens[-1] = tokens[-1]._replace(eol=True)
+        elif kind == "end":
+            break
+        elif kind != "comment":
+            start = m.start(kind)
+            append(Token(kind, text[start:pos], start, pos, False))
+    if pos < len(text):
+        bad = pos
+        while text[bad] in " \t\r":
+            bad += 1
+        reason = "unterminated string" if text[bad] == '"' else f"unexpected {text[bad]!r}"
+        raise source.error(reason, bad)
+    if tokens and not tokens[-1].eol:
+        tokens[-1] = tokens[-1]._replace(eol=True)
+    return tokens

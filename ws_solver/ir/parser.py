@@ -35,6 +35,9 @@ from .types import UNKNOWN, parse_type, split_top_level
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _OPENERS = set(_CLOSERS)
 _CLOSING = set(_CLOSERS.values())
+# Regions nest by recursion (two frames a level); deeper input is an error, not RecursionError.
+_MAX_REGION_DEPTH = 100
+_MAX_RESULT_COUNT_DIGITS = 4  # `%r:N` with N up to 9999
 
 
 def parse(text: str) -> Module:
@@ -69,6 +72,7 @@ class _Parser:
         self.aliases: dict[str, str] = {}
         self.scopes: dict[Region, dict[str, list[Value]]] = {}
         self.pending_uses: list[tuple[Op, Token]] = []
+        self.depth = 0  # regions open
 
     # -- token stream -------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token | None:
@@ -95,20 +99,21 @@ class _Parser:
         return tok is not None and tok.kind == PUNCT and tok.text == text
 
     def skip_balanced(self, opener: Token, context: str) -> Token:
-        """Consume up to the bracket matching `opener` (already consumed); return it."""
-        stack = [opener.text]
-        while True:
+        """Consume up to the bracket matching `opener` (already consumed) on the same line."""
+        stack, tok = [opener], opener
+        while not tok.eol:
             tok = self.next(context)
             if tok.kind == PUNCT and tok.text in _OPENERS:
-                stack.append(tok.text)
+                stack.append(tok)
             elif tok.kind == PUNCT and tok.text in _CLOSING:
-                if _CLOSERS[stack[-1]] != tok.text:
+                if _CLOSERS[stack[-1].text] != tok.text:
                     raise self.error(f"unbalanced '{tok.text}' {context}", tok)
                 stack.pop()
                 if not stack:
                     return tok
             elif tok.kind in (RESOURCE_OPEN, RESOURCE_CLOSE):
                 raise self.error(f"unexpected '{tok.text}' {context}", tok)
+        raise self.error(f"unclosed '{stack[-1].text}' {context}", stack[-1])
 
     def type_text_at(self, j: int) -> tuple[str, int]:
         """Text of the type starting at token j, up to `,` `)` `loc` or `{` outside brackets."""
@@ -188,13 +193,14 @@ class _Parser:
         context = f"in '{name}' (line {line})"
 
         own: list[_OwnToken] = []
-        stack: list[str] = []
+        stack: list[Token] = []  # open brackets of the op's own tokens
         pending: list[_PendingArg] = []
         region_args: list[list[Value]] = []
         dictionary: tuple[int, int, bool] | None = None
         after_region = False
         region_end = -1
-        while True:
+        # Triton prints an op on one line (regions aside): its tokens end at the line's end.
+        while not name_tok.eol:
             tok = self.next(context)
             kind, text = tok.kind, tok.text
             if kind == PUNCT and text == "{" and tok.eol:
@@ -203,7 +209,8 @@ class _Parser:
                 after_region = True
                 closing = self.tokens[self.i - 1]
                 region_end = closing.end
-                if closing.eol and not stack:
+                if closing.eol:
+                    self.check_closed(stack, context)
                     break
                 continue
             if kind == PUNCT and text == "{" and not stack:
@@ -227,9 +234,9 @@ class _Parser:
                 op.location = self.text[tok.start : close.end]
                 break
             if kind == PUNCT and text in _OPENERS:
-                stack.append(text)
+                stack.append(tok)
             elif kind == PUNCT and text in _CLOSING:
-                if not stack or _CLOSERS[stack[-1]] != text:
+                if not stack or _CLOSERS[stack[-1].text] != text:
                     raise self.error(f"unbalanced '{text}' {context}", tok)
                 stack.pop()
             elif kind == VALUE:
@@ -239,15 +246,18 @@ class _Parser:
             elif kind in (RESOURCE_OPEN, RESOURCE_CLOSE):
                 raise self.error(f"unexpected '{text}' {context}", tok)
             own.append(_OwnToken(tok, len(stack), after_region))
-            if tok.eol and not stack:
+            if tok.eol:
+                self.check_closed(stack, context)
                 break
-        if stack:
-            raise self.error(f"unclosed '{stack[-1]}' {context}", self.tokens[self.i - 1])
         if pending:
             raise self.error(f"block arguments without a region {context}", pending[0].token)
         self.finish_operation(op, name_tok, result_specs, own, region_args, dictionary, region_end)
         op._span = (first.start, self.tokens[self.i - 1].end)
         return op
+
+    def check_closed(self, stack: list[Token], context: str) -> None:
+        if stack:
+            raise self.error(f"unclosed '{stack[-1].text}' {context}", stack[-1])
 
     def result_list(self) -> list[tuple[Token, int]]:
         specs = []
@@ -259,8 +269,9 @@ class _Parser:
             if self.is_punct(self.peek(), ":"):
                 self.i += 1
                 num = self.next("in result list")
-                if num.kind != NUMBER or not num.text.isdigit() or int(num.text) < 1:
-                    raise self.error("expected a result count", num)
+                digits = num.kind == NUMBER and num.text.isdigit()
+                if not digits or len(num.text) > _MAX_RESULT_COUNT_DIGITS or int(num.text) < 1:
+                    raise self.error("expected a result count from 1 to 9999", num)
                 count = int(num.text)
             specs.append((tok, count))
             sep = self.next("in result list")
@@ -269,11 +280,11 @@ class _Parser:
             if sep.text != ",":
                 raise self.error(f"expected ',' or '=' in result list, found '{sep.text}'", sep)
 
-    def value_token(self, op: Op, tok: Token, stack: list[str], pending: list) -> None:
+    def value_token(self, op: Op, tok: Token, stack: list[Token], pending: list) -> None:
         after = self.peek()
         if self.is_punct(after, "="):
             pending.append(_PendingArg(tok.text, tok, None))
-        elif self.is_punct(after, ":") and stack and stack[-1] == "(":
+        elif self.is_punct(after, ":") and stack and stack[-1].text == "(":
             type_text, _ = self.type_text_at(self.i + 1)
             pending.append(_PendingArg(tok.text, tok, type_text))
         else:
@@ -282,6 +293,10 @@ class _Parser:
     # -- regions and blocks ---------------------------------------------------------------
     def region(self, op: Op, pending: list[_PendingArg], context: str) -> list[Value]:
         """Parse a region whose `{` was consumed; returns its entry arguments."""
+        opener = self.tokens[self.i - 1]
+        if self.depth == _MAX_REGION_DEPTH:
+            raise self.error(f"regions nested more than {_MAX_REGION_DEPTH} deep {context}", opener)
+        self.depth += 1
         region = Region(parent=op)
         op.regions.append(region)
         self.scopes[region] = {}
@@ -294,7 +309,7 @@ class _Parser:
         while True:
             tok = self.peek()
             if tok is None:
-                raise self.source.error(f"unclosed region {context}", len(self.text))
+                raise self.error(f"unclosed region {context}", opener)
             if self.is_punct(tok, "}"):
                 self.i += 1
                 break
@@ -308,6 +323,7 @@ class _Parser:
                 self.operation(block)
         if not entry.ops and not entry.arguments and not entry.label and len(region.blocks) == 1:
             region.blocks.clear()
+        self.depth -= 1
         return list(entry.arguments)
 
     def block_label(self, block: Block) -> None:
@@ -438,9 +454,10 @@ class _Parser:
             values = self.lookup(op, base)
             if values is None:
                 raise self.error(f"use of undefined value {base}", tok)
+            # len() first: int() refuses strings of over 4300 digits.
+            if index_text and (len(index_text) > 9 or int(index_text) >= len(values)):
+                raise self.error(f"{base} has {len(values)} results, no #{index_text}", tok)
             index = int(index_text) if index_text else 0
-            if index >= len(values):
-                raise self.error(f"{base} has {len(values)} results, no #{index}", tok)
             value = values[index]
             value.uses.append(Use(op, len(op.operands)))
             op.operands.append(value)

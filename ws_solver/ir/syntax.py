@@ -43,7 +43,22 @@ def result_types(
     first_operand_text: str,
     aliases: dict[str, str],
 ) -> list[Type]:
-    """Result types of an op from the pieces of its printed signature."""
+    """Result types of an op from the pieces of its printed signature; always `count` long."""
+    types = _result_types(
+        name, count, arrow_types, colon_types, to_type, first_operand_text, aliases
+    )
+    return types if len(types) == count else [UNKNOWN] * count
+
+
+def _result_types(
+    name: str,
+    count: int,
+    arrow_types: list[str] | None,
+    colon_types: list[str],
+    to_type: str | None,
+    first_operand_text: str,
+    aliases: dict[str, str],
+) -> list[Type]:
     if count == 0:
         return []
     if name in TOKEN_RESULTS:
@@ -66,17 +81,13 @@ def result_types(
     if name == "tt.addptr" and colon_types:
         return parse(colon_types[:1])
     if arrow_types is not None:
-        types = parse(arrow_types)
-    elif to_type is not None:
-        types = parse([to_type])
-    elif len(colon_types) == count:
-        types = parse(colon_types)
-    elif colon_types and count == 1:
-        types = parse(colon_types[-1:])
-    elif len(colon_types) == 1:
-        types = parse(colon_types) * count
-    else:
-        types = []
-    if len(types) != count:
-        return [UNKNOWN] * count
-    return types
+        return parse(arrow_types)
+    if to_type is not None:
+        return parse([to_type])
+    if len(colon_types) == count:
+        return parse(colon_types)
+    if colon_types and count == 1:
+        return parse(colon_types[-1:])
+    if len(colon_types) == 1:
+        return parse(colon_types) * count
+    return []

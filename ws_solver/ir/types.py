@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from math import prod
 
 # Kinds of types the rest of ws_solver distinguishes.
@@ -32,7 +33,9 @@ _ELEMENT_BITS = {
 }
 _FLOAT8_RE = re.compile(r"f8E\w+")
 _FLOAT4_RE = re.compile(r"f4E\w+")
-_DIMS_RE = re.compile(r"((?:[0-9]+|\?)x)*")
+# Bounded digit counts keep int() fast and within its 4300-digit limit on hostile input.
+_DIMS_RE = re.compile(r"((?:[0-9]{1,18}|\?)x)*")
+_INTEGER_RE = re.compile(r"[su]?i([0-9]{1,8})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +59,9 @@ class Type:
 
     @property
     def bytes(self) -> int:
-        """Bytes the value occupies (whole tile for tensors and memdescs, 0 for tokens)."""
-        if self.kind in (TOKEN, OTHER, DESCRIPTOR):
+        """Bytes the value occupies (whole tile for tensors and memdescs, 0 for tokens and for
+        dynamic shapes)."""
+        if self.kind in (TOKEN, OTHER, DESCRIPTOR) or -1 in self.shape:
             return 0
         return self.num_elements * self.element_bits // 8
 
@@ -74,32 +78,28 @@ def element_bits(element: str) -> int:
         return 8
     if _FLOAT4_RE.fullmatch(element):
         return 4
-    m = re.fullmatch(r"[iu]i?([0-9]+)", element)
+    m = _INTEGER_RE.fullmatch(element)
     return int(m.group(1)) if m else 0
+
+
+@cache
+def _splitter(sep: str) -> re.Pattern[str]:
+    # Strings (to their closing quote, or the end), arrows, brackets, and the separator.
+    return re.compile(r'"(?:[^"\\]|\\.)*"?|->|[()\[\]{}<>]|' + re.escape(sep))
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside (), [], {}, <> and strings; parts are stripped."""
-    parts, depth, start, in_string, i = [], 0, 0, False, 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "-" and text.startswith("->", i):
-            i += 1
-        elif ch in "([{<":
+    parts, depth, start = [], 0, 0
+    for m in _splitter(sep).finditer(text):
+        ch = m.group()
+        if ch in "([{<":
             depth += 1
         elif ch in ")]}>":
             depth -= 1
         elif ch == sep and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-        i += 1
+            parts.append(text[start : m.start()].strip())
+            start = m.end()
     last = text[start:].strip()
     if last or parts:
         parts.append(last)
