@@ -1,0 +1,133 @@
+"""`partition` / `decide`: the heuristic seed plan for one loop, or the reason not to specialize."""
+
+from __future__ import annotations
+
+from ..model.cost import CostTable, cost_table, evaluate, padded_warps, single_partition_plan
+from ..model.graph import LoopGraph
+from ..model.plan import Partition, Plan
+from ..model.target import Target, target_for
+from .assign import assign, cap_partitions, group_cost, number_partitions
+from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
+from .merge import MergeState, merge_data_partitions
+from .resources import (
+    choose_channels,
+    choose_registers,
+    choose_warps,
+    fits_default,
+    members_of,
+    stage_of,
+)
+from .rules import REGISTERS
+
+STRATEGY = "heuristic"
+
+
+def partition(graph: LoopGraph, target: Target | None = None, *, force: bool = False) -> Plan:
+    """The heuristic plan for `graph` (one partition when specializing does not pay)."""
+    return decide(graph, target, force=force)[0]
+
+
+def decide(
+    graph: LoopGraph, target: Target | None = None, *, force: bool = False
+) -> tuple[Plan, str]:
+    """The heuristic plan and a one-line reason for it.
+
+    With `force`, a valid specialized plan is returned even when the cost model says it is no
+    faster than running the loop as one partition (a loop with no load feeding an MMA is
+    still not specialized).
+    """
+    target = target or target_for(graph.target)
+    facts = facts_for(graph, target)
+    single = single_partition_plan(graph, target, strategy=STRATEGY)
+    if not facts.feeds_mma:
+        return single, "not specialized: no load feeds an MMA"
+    plan, why = _specialize(graph, target, facts)
+    if plan is None:
+        return single, f"not specialized: {why}"
+    ii = evaluate(plan, graph, target).ii
+    ii_single = evaluate(single, graph, target).ii
+    if ii >= ii_single and not force:
+        return single, f"not specialized: no better than one partition (II {ii} vs {ii_single})"
+    return plan, f"specialized: {len(plan.partitions)} partitions (II {ii} vs {ii_single})"
+
+
+def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | None, str]:
+    table = cost_table(graph, target)
+    state = merge_data_partitions(facts)
+    cap_partitions(state, table, target.max_partitions)
+    while len(state.members) > 1:
+        ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
+        n = len(roles)
+        warps = choose_warps(graph, target, table, facts, assignment, n)
+        registers = choose_registers(target, table, facts, assignment, warps)
+        total_warps = sum(padded_warps(target, w) for w in warps)
+        if registers is None or total_warps > target.max_warps_per_cta:
+            _merge_for_registers(state, table, ids)
+            continue
+        root_of = {i: r for r, i in ids.items()}
+        partitions = tuple(
+            Partition(
+                p,
+                warps[p],
+                registers[p],
+                stage_of(target, roles[p]),
+                _label(roles[p], state.flags[root_of[p]]),
+            )
+            for p in range(n)
+        )
+        channels = choose_channels(graph, target, table, assignment, partitions, roles)
+        plan = Plan(
+            loop=graph.name,
+            target=target.name,
+            assignment=assignment,
+            partitions=partitions,
+            channels=channels,
+            strategy=STRATEGY,
+            merges=tuple(state.merges),
+        )
+        problems = plan.check(graph, target)
+        if problems:
+            return None, f"heuristic plan is invalid ({problems[0]})"
+        return plan, ""
+    if any(m.rule == REGISTERS for m in state.merges):
+        return None, "no split fits the register file (merged into one partition)"
+    return None, "every data op merged into one partition"
+
+
+def _number_and_assign(graph, target, facts, table, state):
+    """Number the partitions (compute first), assign every node; if partition 0 cannot be the
+    default region (its registers do not fit the kernel's warps), the first partition in
+    numbering order that can takes its place."""
+    ids, roles = number_partitions(state, table)
+    assignment = _assign(graph, facts, table, state, ids, roles)
+    if fits_default(graph, target, table, members_of(assignment, 0)):
+        return ids, roles, assignment
+    by_id = sorted(ids, key=ids.get)
+    for root in by_id[1:]:
+        if fits_default(graph, target, table, members_of(assignment, ids[root])):
+            ids, roles = number_partitions(state, table, default=root)
+            return ids, roles, _assign(graph, facts, table, state, ids, roles)
+    return ids, roles, assignment
+
+
+def _assign(graph, facts, table, state, ids, roles):
+    data_partition = {m: ids[r] for r in state.roots() for m in state.members[r]}
+    return assign(graph, facts, table, data_partition, roles)
+
+
+def _label(role: str, flags: int) -> str:
+    return f"{role}+wgmma" if flags & MMA_REG else role
+
+
+def _merge_for_registers(state: MergeState, table: CostTable, ids: dict[int, int]) -> None:
+    """Registers or warps do not fit: fold the cheapest other partition into partition 0,
+    preferring compute partitions (they hold the registers) and merges no veto forbids."""
+    default = next(r for r, i in ids.items() if i == 0)
+    others = [r for r in state.roots() if r != default]
+
+    def key(r: int):
+        issue_only = not state.flags[r] & NOT_ISSUE
+        return (state.vetoed(default, r), issue_only, group_cost(table, state.members[r]), r)
+
+    victim = min(others, key=key)
+    state.merge(REGISTERS, default, victim)
