@@ -200,3 +200,22 @@ def test_user_fixed_partitions_are_never_merged(monkeypatch) -> None:
     assert not any(m.rule == "load_to_local_alloc" and m.src == load for m in plan.merges)
     assert home(plan, load) != home(plan, alloc)
     assert plan.check(graph, SM100) == []
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_pointer_loaded_data_does_not_cross_partitions(name: str) -> None:
+    """Triton 3.6 cannot hand a pointer load's registers (or the buffer staging them) to
+    another partition, so they stay with their consumers."""
+    for graph in graphs(name):
+        plan = partition(graph, force=True)
+        if not plan.specialized:
+            continue
+        pointer_loads = {n.id for n in graph.of_kind(NodeKind.LOAD) if n.op_name == "tt.load"}
+        staging = {
+            e.dst
+            for e in graph.edges
+            if e.src in pointer_loads and graph.nodes[e.dst].op_name == "ttg.local_alloc"
+        }
+        for e in graph.edges:
+            if e.src in pointer_loads | staging and graph.nodes[e.dst].role == NodeRole.OP:
+                assert set(plan.assignment[e.dst]) <= set(plan.assignment[e.src]), e

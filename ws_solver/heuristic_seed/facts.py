@@ -18,7 +18,7 @@ from ..model.plan import is_assignable
 from ..model.target import Target
 
 # -- node flags --------------------------------------------------------------------------------
-LOAD = 1 << 0  # descriptor load/gather, or a pointer load that feeds an MMA
+LOAD = 1 << 0  # descriptor (TMA) load/gather
 STORE = 1 << 1
 MMA = 1 << 2
 MMA_REG = 1 << 3  # MMA whose accumulator lives in the issuing warp group's registers (wgmma)
@@ -33,6 +33,8 @@ TMEM_LOAD = 1 << 12
 NOT_ISSUE = 1 << 13  # work that needs threads: not a single-thread TMA / tcgen05 issue
 TMEM_ALLOC = 1 << 14
 LOAD_FEEDS_MMA = 1 << 15  # a LOAD whose data reaches an MMA
+PTR_LOAD = 1 << 16  # a pointer load (tt.load, cp.async) of MMA operands: not a TMA producer
+PTR_STAGING = 1 << 17  # a staging write of a pointer load's data into shared/tensor memory
 
 SPECIAL = LOAD | STORE | MMA | TMEM | SFU  # a partition without these is "plain"
 
@@ -134,10 +136,10 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
         return flags
     kind, name = node.kind, node.op_name
     flags = 0
-    if kind == NodeKind.LOAD:
+    if kind == NodeKind.LOAD and name in _TMA_ISSUE:
         flags |= LOAD | (LOAD_FEEDS_MMA if reaches_mma[node_id] else LOAD_NO_MMA)
-        if name not in _TMA_ISSUE:
-            flags |= NOT_ISSUE
+    elif kind == NodeKind.LOAD:
+        flags |= PTR_LOAD | NOT_ISSUE
     elif kind == NodeKind.STORE:
         flags |= STORE | NOT_ISSUE
     elif kind == NodeKind.MMA:
@@ -168,7 +170,9 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
         sources = [graph.nodes[e.src] for e in graph.in_edges(node_id)]
         if not any(s.op_name in _TMA_ISSUE for s in sources):
             flags |= NOT_ISSUE
-    elif flags & (LOAD | STORE | MMA | SFU) or (flags & TMEM):
+        if any(s.kind == NodeKind.LOAD and s.op_name not in _TMA_ISSUE for s in sources):
+            flags |= PTR_STAGING
+    elif flags & (LOAD | PTR_LOAD | STORE | MMA | SFU | TMEM):
         flags |= NOT_STAGING
     if kind == NodeKind.VIEW and any(e.value_kind == "tensor" for e in graph.out_edges(node_id)):
         flags |= NOT_ISSUE  # a view of register tensors runs on every thread that holds them

@@ -9,7 +9,8 @@ The rule, in order:
   thread would exceed the `setmaxnreg` maximum gets the fewest more warps (8) that fit.
   If the partition numbered 0 cannot hold its registers with the kernel's warps, the first
   partition in numbering order that can becomes partition 0 instead (seed.py).
-- Registers. Issue-only partitions get what they need, at least 24 (`setmaxnreg` minimum).
+- Registers. Producer-style partitions (LOAD or tcgen05-MMA role, or only issue work) get
+  what they need, at least 24 (the `setmaxnreg` minimum).
   The other partitions split what is left of the register file equally per thread (rounded
   down to a multiple of 8, at most 256); one that needs more than its share gets its need and
   the rest is split again. If even the needs do not fit, the caller merges partitions.
@@ -74,7 +75,7 @@ def fits_default(graph: LoopGraph, target: Target, table: CostTable, members) ->
     return need_warps <= graph.num_warps and need <= target.setmaxnreg_max
 
 
-def choose_registers(target: Target, table: CostTable, facts: Facts, assignment, warps):
+def choose_registers(target: Target, table: CostTable, facts: Facts, assignment, warps, roles):
     """setmaxnreg per partition, or None when the needs do not fit the register file."""
     n = len(warps)
     lanes = target.threads_per_warp
@@ -82,7 +83,11 @@ def choose_registers(target: Target, table: CostTable, facts: Facts, assignment,
     if any(x > target.setmaxnreg_max for x in need):
         return None
     regs: dict[int, int] = {}
-    producers = [p for p in range(n) if is_issue_only(facts, members_of(assignment, p))]
+    producers = [
+        p
+        for p in range(n)
+        if roles[p] in (LOAD_ROLE, MMA_ROLE) or is_issue_only(facts, members_of(assignment, p))
+    ]
     for p in producers:
         regs[p] = max(target.setmaxnreg_min, need[p])
     compute = [p for p in range(n) if p not in regs]

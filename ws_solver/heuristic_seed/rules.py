@@ -10,6 +10,18 @@ Vocabulary: a partition is *plain* when it holds no LOAD, STORE, MMA, TMEM or SF
 when it is plain or its SFU ops are all small (<= 256 elements); *SFU-bound* ("costly") when it
 holds an SFU op over more than 256 elements; *staging-only* when it holds nothing but plain ops
 and writes of register data into shared/tensor memory.
+
+Where the list departs from the seed PR's (ws_solver-design.md, "Heuristic seed"):
+- `wgmma_together`, `wgmma_registers` (sm_90 only, first): a wgmma keeps its accumulator in
+  the issuing warp group's registers, so the MMAs share one consumer partition and the register
+  tensors they make or take (accumulator iter args, softmax, epilogue) stay with them.
+- `pointer_load_to_consumer`: Triton 3.6 crashes (NVWSInsertAref) when a pointer load's data,
+  or the local_alloc staging it, is consumed in another partition.
+- `staging_to_producer`: a tmem_alloc/local_alloc/tmem_store of register data belongs with
+  the op computing the data (the P tile of attention, the rescaled output accumulator).
+- `cheap_into_special_consumer` only fires when that consumer is the cheap partition's only
+  one (else attention's alpha = exp2(m_old - m_new) would leave softmax for correction), and
+  `plain_into_costly_producer` also takes cheap-SFU partitions (alpha joins softmax).
 """
 
 from __future__ import annotations
@@ -28,6 +40,8 @@ from .facts import (
     MMA_REG,
     NOT_STAGING,
     NOT_VIEW,
+    PTR_LOAD,
+    PTR_STAGING,
     SFU,
     SFU_COSTLY,
     SPECIAL,
@@ -70,6 +84,12 @@ def wgmma_registers(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
     if e.value_kind != "tensor":
         return False
     return bool((fu & MMA_REG and not fv & LOAD) or (fv & MMA_REG and not fu & LOAD))
+
+
+def pointer_load_to_consumer(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
+    """Pointer-loaded data (and the buffer that stages it) joins its consumer (Triton 3.6's
+    aref insertion crashes when it crosses partitions)."""
+    return bool(s.facts.flags[e.src] & (PTR_LOAD | PTR_STAGING))
 
 
 def load_to_local_alloc(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
@@ -245,6 +265,7 @@ def _pair(fn, reg: bool = False) -> Rule:
 EDGE_RULES: tuple[Rule, ...] = (
     _pair(wgmma_together, reg=True),
     _edge(wgmma_registers, reg=True),
+    _edge(pointer_load_to_consumer),
     _edge(load_to_local_alloc),
     _edge(view_chain),
     _edge(producer_to_iter_arg),

@@ -59,7 +59,7 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
         ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
         n = len(roles)
         warps = choose_warps(graph, target, table, facts, assignment, n)
-        registers = choose_registers(target, table, facts, assignment, warps)
+        registers = choose_registers(target, table, facts, assignment, warps, roles)
         total_warps = sum(padded_warps(target, w) for w in warps)
         if registers is None or total_warps > target.max_warps_per_cta:
             _merge_for_registers(state, table, ids)
