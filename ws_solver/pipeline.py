@@ -6,11 +6,13 @@ that should not be specialized, remove its `tt.warp_specialize` tag) → print.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ir
+from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
 from .model.cost import evaluate, single_partition_plan
 from .model.decode import loop_annotation
@@ -28,6 +30,7 @@ class SolveOptions:
     time_limit: float = 10.0
     workers: int = 2
     seed: int = 0
+    cache: bool = True  # reuse/store plans in ws_solver.plancache (not part of the key)
 
 
 @dataclass
@@ -95,9 +98,34 @@ def resolve_target(module: ir.Module, override: str | None) -> Target:
 def plan_loop(
     graph: LoopGraph, target: Target, strategy: str, options: SolveOptions
 ) -> tuple[Plan, str, dict]:
-    """Run one strategy on one loop: (plan, reason, solver details)."""
+    """Run one strategy on one loop: (plan, reason, solver details).
+
+    Plans of "optimal" and "heuristic" are cached (ws_solver.plancache) unless
+    `options.cache` is off; a plan served from the cache says so in its details."""
     if strategy == "none":
         return single_partition_plan(graph, target, "none"), "strategy none", {}
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if not getattr(options, "cache", True):
+        return _solve_loop(graph, target, strategy, options)
+    key = plancache.key_for(graph, target, strategy, options)
+    stored = plancache.get(key)
+    if stored is not None:
+        try:
+            record = json.loads(stored)
+            plan = Plan.from_dict(record["plan"])
+            return plan, record["reason"], {**record["details"], "plan_cache": "hit"}
+        except (KeyError, TypeError, ValueError):
+            pass  # written by another version of the record: solve again and overwrite
+    plan, reason, details = _solve_loop(graph, target, strategy, options)
+    record = {"plan": plan.to_dict(), "reason": reason, "details": details}
+    plancache.put(key, json.dumps(record, sort_keys=True, separators=(",", ":")))
+    return plan, reason, details
+
+
+def _solve_loop(
+    graph: LoopGraph, target: Target, strategy: str, options: SolveOptions
+) -> tuple[Plan, str, dict]:
     from .heuristic_seed import decide
 
     heuristic, reason = decide(graph, target)
@@ -163,13 +191,20 @@ def partition_module(
     reports = []
     for loop in ws_loops(module):
         start = time.perf_counter()
-        graph = build_graph(module, loop)
-        plan, reason, details = plan_loop(graph, tgt, strategy, options)
-        cost = evaluate(plan, graph, tgt)
-        if plan.specialized:
-            annotate_loop(loop.op, loop_annotation(graph, plan, tag=loop.index))
-        else:
-            clear_loop(loop.op)
+        try:
+            graph = build_graph(module, loop)
+            plan, reason, details = plan_loop(graph, tgt, strategy, options)
+            cost = evaluate(plan, graph, tgt)
+            if plan.specialized:
+                annotate_loop(loop.op, loop_annotation(graph, plan, tag=loop.index))
+            else:
+                clear_loop(loop.op)
+        except Exception as e:
+            # Say which loop failed without changing the exception's type (the drop-in
+            # names it in its fallback warning).
+            with contextlib.suppress(AttributeError):
+                e.ws_solver_loop = {"kernel": loop.kernel, "loop": loop.index, "line": loop.op.line}
+            raise
         reports.append(
             LoopReport(
                 kernel=loop.kernel,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 PartitionFn = Callable[[str], str]
+TextRewrite = Callable[[str], str]
 TtgirStage = Callable[[Any, dict], Any]
 
 
@@ -62,11 +63,23 @@ def _add_loop_prefix(pm: Any, options: Any, capability: int) -> None:
 
 def _add_loop_suffix(pm: Any, options: Any, capability: int, dump_enabled: bool) -> None:
     """Add warp specialization and the loop passes that follow it."""
-    from triton._C.libtriton import nvidia, passes
+    _add_specialize_and_pipeline(pm, options, dump_enabled)
+    _add_after_pipeline(pm, capability)
+
+
+def _add_specialize_and_pipeline(pm: Any, options: Any, dump_enabled: bool) -> None:
+    """Add warp specialization, software pipelining and Triton's partition-warps pass."""
+    from triton._C.libtriton import passes
 
     passes.ttgpuir.add_warp_specialize(pm, options.num_stages)
     passes.ttgpuir.add_pipeline(pm, options.num_stages, dump_enabled)
     passes.ttgpuir.add_optimize_partition_warps(pm)
+
+
+def _add_after_pipeline(pm: Any, capability: int) -> None:
+    """Add the per-architecture loop passes that follow optimize_partition_warps."""
+    from triton._C.libtriton import nvidia, passes
+
     if capability // 10 >= 10:
         passes.ttgpuir.add_combine_tensor_select_and_if(pm)
         passes.ttgpuir.add_hoist_tmem_alloc(pm, True)
@@ -114,17 +127,40 @@ def run_until_partition(mod: Any, options: Any, capability: int) -> Any:
 
 
 def run_after_partition(
-    mod: Any, options: Any, capability: int, metadata: dict | None = None
+    mod: Any,
+    options: Any,
+    capability: int,
+    metadata: dict | None = None,
+    post_pipeline: TextRewrite | None = None,
 ) -> Any:
-    """Run warp specialization and the rest of make_ttgir on a (partitioned) module."""
+    """Run warp specialization and the rest of make_ttgir on a (partitioned) module.
+
+    With ``post_pipeline``, the pass list is split after ``pipeline`` and
+    ``optimize_partition_warps``: the module is printed, ``post_pipeline(text)`` rewrites
+    it, the result is parsed (and verified) and the remaining passes run on the new module.
+    Use the returned module: with ``post_pipeline`` it is not ``mod``.
+    """
     from triton._C.libtriton import ir
 
     _check_capability(capability)
-    pm = ir.pass_manager(mod.context)
-    dump_enabled = pm.enable_debug()
-    _add_loop_suffix(pm, options, capability, dump_enabled)
-    _add_tail(pm, capability)
-    pm.run(mod, "make_ttgir_after_partition")
+    if post_pipeline is None:
+        pm = ir.pass_manager(mod.context)
+        dump_enabled = pm.enable_debug()
+        _add_loop_suffix(pm, options, capability, dump_enabled)
+        _add_tail(pm, capability)
+        pm.run(mod, "make_ttgir_after_partition")
+    else:
+        context = mod.context
+        pm = ir.pass_manager(context)
+        dump_enabled = pm.enable_debug()
+        _add_specialize_and_pipeline(pm, options, dump_enabled)
+        pm.run(mod, "make_ttgir_specialize_and_pipeline")
+        mod = parse_module_text(post_pipeline(mod.str()), context)
+        pm = ir.pass_manager(context)
+        pm.enable_debug()
+        _add_after_pipeline(pm, capability)
+        _add_tail(pm, capability)
+        pm.run(mod, "make_ttgir_after_pipeline")
     if metadata is not None:
         metadata["tensordesc_meta"] = mod.get_tensordesc_metadata()
     return mod
@@ -157,13 +193,19 @@ def parse_module_text(text: str, context: Any) -> Any:
     return mod
 
 
-def make_ttgir_stage(partition_fn: PartitionFn, options: Any, capability: int) -> TtgirStage:
-    """Build a ttgir stage that lets ``partition_fn`` rewrite the module text before WS."""
+def make_ttgir_stage(
+    partition_fn: PartitionFn,
+    options: Any,
+    capability: int,
+    post_pipeline: TextRewrite | None = None,
+) -> TtgirStage:
+    """Build a ttgir stage that lets ``partition_fn`` rewrite the module text before WS
+    (and ``post_pipeline``, if given, the text after pipelining; see run_after_partition)."""
 
     def stage(mod: Any, metadata: dict) -> Any:
         context = mod.context
         run_until_partition(mod, options, capability)
         new_mod = parse_module_text(partition_fn(mod.str()), context)
-        return run_after_partition(new_mod, options, capability, metadata)
+        return run_after_partition(new_mod, options, capability, metadata, post_pipeline)
 
     return stage

@@ -1,0 +1,159 @@
+"""Solved plans, cached by what determines them: loop graph, target, strategy, options, code.
+
+One JSON file per key under ``$WS_SOLVER_CACHE_DIR`` (default ``~/.cache/ws_solver/plans``),
+written atomically (temp file + rename), and an in-memory copy per directory so that a
+process re-compiling the same loop (autotuning sweeps, benchmark repeats) asks neither the
+disk nor the solver twice. The drop-in and the CLI share it through
+``ws_solver.pipeline.plan_loop``.
+
+The key covers the ws_solver source that can change a plan (``code_version``), so editing
+the heuristic or the model invalidates old entries without a version bump. Provenance that
+cannot change a plan (TTGIR line numbers, Python source locations) is left out, so moving a
+kernel within its file still hits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ENV_DIR = "WS_SOLVER_CACHE_DIR"
+FORMAT = 1  # bump when the stored record changes shape
+
+# Fields that only say where something came from.
+_PROVENANCE = frozenset({"line", "location", "meta"})
+# Options that change whether the cache is used, not what is solved.
+_NOT_KEYED = frozenset({"cache"})
+# Source that decides plans: everything but the drop-in, reports and the CLI.
+_PLAN_SOURCES = ("ir", "model", "heuristic_seed", "encode", "pipeline.py", "plancache.py")
+
+_memory: dict[tuple[str, str], str] = {}
+
+
+def cache_dir() -> Path:
+    """Where plan files live: ``$WS_SOLVER_CACHE_DIR`` or ``~/.cache/ws_solver/plans``."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "ws_solver" / "plans"
+
+
+def key_for(graph: Any, target: Any, strategy: str, options: Any) -> str:
+    """Hex digest naming the plan of ``graph`` on ``target`` under ``strategy``/``options``."""
+    record = {
+        "format": FORMAT,
+        "graph": canonical(graph, skip=_PROVENANCE),
+        "target": canonical(target),
+        "strategy": strategy,
+        "options": canonical(options, skip=_NOT_KEYED),
+        "code": code_version(),
+    }
+    return digest(record)
+
+
+def get(key: str) -> str | None:
+    """The stored plan JSON for ``key``, from memory or disk; None on a miss."""
+    where = str(cache_dir())
+    hit = _memory.get((where, key))
+    if hit is not None:
+        return hit
+    path = _path(key)
+    try:
+        text = path.read_text()
+        json.loads(text)  # a torn or foreign file is a miss, not an error
+    except (OSError, ValueError):
+        return None
+    _memory[(where, key)] = text
+    return text
+
+
+def put(key: str, plan_json: str) -> None:
+    """Store ``plan_json`` under ``key`` (memory always; disk when it is writable)."""
+    json.loads(plan_json)  # refuse to store what get() would treat as a miss
+    where = cache_dir()
+    _memory[(str(where), key)] = plan_json
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        _write_atomic(_path(key), plan_json)
+    except OSError:
+        pass  # a read-only or full disk only costs a re-solve in the next process
+
+
+def clear_memory() -> None:
+    """Forget the in-memory copies (the files stay)."""
+    _memory.clear()
+
+
+@cache
+def code_version(parts: tuple[str, ...] = _PLAN_SOURCES) -> str:
+    """Package version plus a digest of the ws_solver sources named by ``parts``."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(_package_version().encode())
+    for part in parts:
+        base = root / part
+        files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
+        for f in files:
+            if f.is_file():
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+    return f"{_package_version()}+{h.hexdigest()[:16]}"
+
+
+def digest(obj: Any) -> str:
+    """sha256 of the canonical JSON of ``obj``."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical(obj: Any, skip: frozenset[str] = frozenset()) -> Any:
+    """JSON-ready form of dataclasses, enums, mappings and sequences; ``skip`` names fields
+    to leave out of every dataclass on the way down."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {
+            f.name: canonical(getattr(obj, f.name), skip)
+            for f in dataclasses.fields(obj)
+            if f.compare and f.name not in skip
+        }
+    if isinstance(obj, enum.Enum):
+        return canonical(obj.value, skip)
+    if isinstance(obj, Mapping):
+        return {str(k): canonical(v, skip) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        items = [canonical(v, skip) for v in obj]
+        return sorted(items, key=repr) if isinstance(obj, set | frozenset) else items
+    if isinstance(obj, str | int | float | bool) or obj is None:
+        return obj
+    return repr(obj)
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"{key}.json"
+
+
+def _write_atomic(path: Path, data: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("ws-solver")
+    except Exception:  # not installed (PYTHONPATH=.): the sources digest still keys it
+        return "0"
