@@ -212,8 +212,24 @@ def test_plan_reaches_the_binary(isolated, monkeypatch, cap) -> None:
     # The plan's register request for the load partition reaches setmaxnreg in the PTX.
     assert report.loops[0]["registers_applied"] == [LOAD_REGISTERS]
     assert LOAD_REGISTERS in report.setmaxnreg
+    if cap == 90 and dropin._hopper_fix() is not None:
+        assert any(note.startswith("hopper fix applied") for note in report.notes)
     ptx = compiled.asm["ptx"]
     assert re.search(rf"setmaxnreg\.dec\.sync\.aligned\.u32\s+{LOAD_REGISTERS};", ptx)
+
+
+def test_user_options_pass_through(isolated, monkeypatch) -> None:
+    _stub_solver(monkeypatch)
+    wst.enable("heuristic")
+    src, options = _source("gemm_tma")
+    options = {**options, "num_warps": 8, "num_stages": 3, "maxnreg": 168}
+    compiled = triton.compile(src, target=GPUTarget("cuda", 100, 32), options=options)
+    report = wst.last_compile_report()
+    assert report.strategy_used == "heuristic"
+    assert report.lowered[0]["warps"][0] == 8  # the default region runs the kernel's warps
+    assert compiled.metadata.maxnreg == 168 and "ttg.maxnreg = 168" in compiled.asm["ttgir"]
+    # Cross-partition buffers have num_stages slots.
+    assert set(re.findall(r"memdesc<(\d+)x128x64xf16", compiled.asm["ttgir"])) == {"3"}
 
 
 def test_registers_left_to_triton_when_asked(isolated, monkeypatch) -> None:

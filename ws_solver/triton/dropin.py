@@ -411,8 +411,8 @@ class _KernelCompile:
                     info["notes"].append("hopper fix unavailable")
                     info["hopper_missing"] = True
                 else:
-                    text = hopper(text)
-                    info["notes"].append("hopper fix applied")
+                    text, note = hopper(text)
+                    info["notes"].append(note)
             return text
 
         return rewrite
@@ -514,13 +514,30 @@ def apply_plan_registers(text: str, plans: list) -> tuple[str, list, list[str]]:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _hopper_fix() -> Callable[[str], str] | None:
-    """``ws_solver.triton.hopper.fix_async_wgmma_release`` if that module exists."""
+def _hopper_fix() -> Callable[[str], tuple[str, str]] | None:
+    """``ws_solver.triton.hopper.fix_async_wgmma_release`` (text -> (text, note)) if that
+    module exists; the note says what the fix did when the module can tell."""
     try:
         module = importlib.import_module(f"{__package__}.hopper")
     except ImportError:
         return None
-    return getattr(module, "fix_async_wgmma_release", None)
+    detailed = getattr(module, "fix_async_wgmma_release_report", None)
+    if detailed is not None:
+
+        def fix(text: str) -> tuple[str, str]:
+            out, done = detailed(text)
+            counts = ", ".join(
+                f"{name} {getattr(done, name)}"
+                for name in ("deferred", "moved", "synchronous")
+                if hasattr(done, name)
+            )
+            return out, f"hopper fix applied ({counts})" if counts else "hopper fix applied"
+
+        return fix
+    plain = getattr(module, "fix_async_wgmma_release", None)
+    if plain is None:
+        return None
+    return lambda text: (plain(text), "hopper fix applied")
 
 
 def _kernel_name(ttir: str) -> str:
