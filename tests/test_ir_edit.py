@@ -358,6 +358,65 @@ def test_triton_accepts_an_attribute_on_every_op(path: Path) -> None:
     parse_with_triton(module.print(), capability(path))
 
 
+LATE = sorted((Path(__file__).parent / "data").glob("late_*.ttgir"))
+
+
+@pytest.mark.parametrize("path", LATE, ids=lambda p: p.name)
+def test_triton_accepts_an_attribute_on_every_op_of_late_ir(path: Path) -> None:
+    """IR after make_ttgir: ttg.warp_specialize, barriers, TMA copies, wgmma waits."""
+    pytest.importorskip("triton")
+    from triton_util import capability, parse_with_triton
+
+    text = path.read_text()
+    module = ir.parse(text)
+    for op in module.walk():
+        op.set_attr("ws.test", ir.i32(1))
+    _check_minimal_diff(ir.parse(text), module)
+    parse_with_triton(module.print(), capability(path))
+
+
+def test_warp_specialize_dictionary() -> None:
+    """`ttg.warp_specialize(...) attributes {...}` ends the op's first line."""
+    path = next(p for p in LATE if p.name.endswith(".sm100.ttgir"))
+    module = ir.parse(path.read_text())
+    ws = _op(module, "ttg.warp_specialize")
+    ws.remove_attr("requestedRegisters")
+    printed = module.print()
+    assert printed.splitlines()[ws.line - 1].endswith("%off_n)")
+    again = ir.parse(printed)
+    ws = _op(again, "ttg.warp_specialize")
+    assert not ws.attributes
+    ws.set_attr("ws.test", None)
+    lines = again.print().splitlines()
+    assert lines[ws.line - 1].endswith("%off_n) attributes {ws.test}")
+    assert lines[ws.line] == "    default {"
+    assert _op(ir.parse(again.print()), "ttg.warp_specialize").attr("ws.test") is True
+
+
+def test_keyword_dictionary_on_module_and_function_without_one() -> None:
+    text = "module {\n  tt.func @f(%x: i32) -> i32 {\n    tt.return %x : i32\n  }\n}\n"
+    module = ir.parse(text)
+    _op(module, "module").set_attr("ttg.target", '"cuda:90"')
+    _op(module, "tt.func").set_attr("noinline", "false")
+    assert module.print() == (
+        'module attributes {ttg.target = "cuda:90"} {\n'
+        "  tt.func @f(%x: i32) -> i32 attributes {noinline = false} {\n"
+        "    tt.return %x : i32\n  }\n}\n"
+    )
+    assert _attrs(ir.parse(module.print())) == _attrs(module)
+
+
+def test_barrier_expect_dictionary_goes_before_the_predicate() -> None:
+    text = (
+        "module {\n  tt.func @f(%b: !ttg.memdesc<1xi64, #s, #smem, mutable>, %p: i1) {\n"
+        "    ttng.barrier_expect %b, 16384, %p : !ttg.memdesc<1xi64, #s, #smem, mutable>\n"
+        "    tt.return\n  }\n}\n"
+    )
+    module = ir.parse(text)
+    _op(module, "ttng.barrier_expect").set_attr("ttg.partition", PART)
+    assert "ttng.barrier_expect %b, 16384 {ttg.partition = array<i32: 0>}, %p : " in module.print()
+
+
 def test_triton_reads_quoted_names_back() -> None:
     """Names that need quoting, printed by us, read by Triton, printed by Triton, read by us."""
     pytest.importorskip("triton")

@@ -13,9 +13,9 @@ from ws_solver import ir
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((REPO_ROOT / "corpus" / "ttgir").glob("*.ttgir"))
-EXTRA = sorted(Path("/tmp/proto").glob("*.ttgir")) + [
-    Path(__file__).parent / "data" / "ir_sample.sm90.ttgir"
-]
+DATA = Path(__file__).parent / "data"
+# The prototype dumps where present, the hand-written sample, and IR after make_ttgir.
+EXTRA = sorted(Path("/tmp/proto").glob("*.ttgir")) + sorted(DATA.glob("*.ttgir"))
 TEXTS = [p.read_text() for p in CORPUS + [p for p in EXTRA if p.exists()]]
 # The smallest texts keep each example cheap; the exhaustive tests below use one of them.
 SMALL = sorted(TEXTS, key=len)[:8]
@@ -104,6 +104,31 @@ def test_delete_a_line_or_token(text: str, data) -> None:
         lines[i] = " ".join(words)
     else:
         del lines[i]
+    _check("".join(lines))
+
+
+WS_TEXT = (DATA / "late_gemm_tma.sm100.ttgir").read_text()
+WS_LINES = WS_TEXT.splitlines(keepends=True)
+WS_FIRST = next(i for i, ln in enumerate(WS_LINES) if "ttg.warp_specialize(" in ln)
+WS_LAST = next(i for i, ln in enumerate(WS_LINES) if ln.startswith("    } : ("))
+
+
+@FUZZ
+@given(data=st.data())
+def test_damaged_multi_line_op(data) -> None:
+    """ttg.warp_specialize spans lines: cut, drop or duplicate lines inside it."""
+    lines = list(WS_LINES)
+    i = data.draw(st.integers(WS_FIRST, WS_LAST))
+    action = data.draw(st.sampled_from(["cut", "drop", "repeat", "strip-signature"]))
+    if action == "cut":
+        _check("".join(lines[:i]) + lines[i][: data.draw(st.integers(0, len(lines[i])))])
+        return
+    if action == "drop":
+        del lines[i]
+    elif action == "repeat":
+        lines.insert(i, lines[i])
+    else:
+        lines[WS_LAST] = "    }\n"
     _check("".join(lines))
 
 

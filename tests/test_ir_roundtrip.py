@@ -176,3 +176,48 @@ def _enclosing_blocks(op: ir.Op) -> list[ir.Block]:
             blocks.append(ancestor.parent)
         blocks.extend(b for r in ancestor.regions for b in r.blocks)
     return blocks
+
+
+# -- IR after make_ttgir (warp-specialized and pipelined), as Triton 3.6 prints it -------------
+
+LATE = sorted((Path(__file__).parent / "data").glob("late_*.ttgir"))
+
+
+@pytest.mark.parametrize("path", LATE, ids=_ids)
+def test_late_ir_round_trips(path: Path) -> None:
+    text = path.read_text()
+    module = ir.parse(text)
+    assert module.print() == text
+    test_uses_match_operands((path, text, module))
+    for op in module.walk():
+        for result in op.results:
+            assert result.type.kind != T.OTHER, (op, result)
+
+
+def test_warp_specialize_is_one_op_with_its_regions() -> None:
+    path = next(p for p in LATE if p.name.endswith(".sm100.ttgir"))
+    text = path.read_text()
+    module = ir.parse(text)
+    names = [op.name for op in module.walk()]
+    assert "default" not in names and not any(n.startswith("partition") for n in names)
+    (ws,) = [op for op in module.walk() if op.name == "ttg.warp_specialize"]
+    lines = text.splitlines()
+    assert lines[ws.line - 1].lstrip().startswith("ttg.warp_specialize(")
+    assert ws.attr("requestedRegisters") == (24, 24)
+    assert ws.results == [] and ws.location == "loc(#loc52)"
+    default, *partitions = ws.regions
+    assert len(partitions) == 2
+    assert not default.blocks[0].arguments
+    assert default.ops[-1].name == "ttg.warp_yield"
+    for region in partitions:
+        args = region.blocks[0].arguments
+        assert [a.type for a in args] == [v.type for v in ws.operands]
+        assert region.ops[-1].name == "ttg.warp_return"
+        loops = [op for op in region.ops if op.name == "scf.for"]
+        assert loops and all(op.has_attr("tt.warp_specialize") for op in loops)
+        # partitions are isolated: their ops use the partition's arguments, not outer values
+        inner = {id(v) for op in region.ops for v in op.operands}
+        assert not inner & {id(v) for v in ws.operands}
+    after = ws.parent.ops[ws.parent.ops.index(ws) + 1]
+    assert after.name == "ttng.inval_barrier"
+    assert lines[after.line - 1].lstrip().startswith("ttng.inval_barrier")

@@ -199,7 +199,9 @@ class _Parser:
         dictionary: tuple[int, int, bool] | None = None
         after_region = False
         region_end = -1
-        # Triton prints an op on one line (regions aside): its tokens end at the line's end.
+        # Triton prints an op on one line (regions aside): its tokens end at the line's end,
+        # except for multi-line formats, which end with a signature after their regions.
+        ends_at_eol = name not in syntax.MULTILINE
         while not name_tok.eol:
             tok = self.next(context)
             kind, text = tok.kind, tok.text
@@ -211,7 +213,8 @@ class _Parser:
                 region_end = closing.end
                 if closing.eol:
                     self.check_closed(stack, context)
-                    break
+                    if ends_at_eol:
+                        break
                 continue
             if kind == PUNCT and text == "{" and not stack:
                 keyword = bool(own) and own[-1].token.kind == IDENT
@@ -226,7 +229,7 @@ class _Parser:
                     raise self.error(f"{exc} {context}", tok) from None
                 op.attributes = {a.name: a for a in attrs}
                 dictionary = (start, close.end, keyword)
-                if close.eol:
+                if close.eol and ends_at_eol:
                     break
                 continue
             if kind == IDENT and text == "loc" and not stack and self.is_punct(self.peek(), "("):
@@ -246,9 +249,12 @@ class _Parser:
             elif kind in (RESOURCE_OPEN, RESOURCE_CLOSE):
                 raise self.error(f"unexpected '{text}' {context}", tok)
             own.append(_OwnToken(tok, len(stack), after_region))
+            if kind == PUNCT and text == ":" and after_region and not stack:
+                ends_at_eol = True
             if tok.eol:
                 self.check_closed(stack, context)
-                break
+                if ends_at_eol:
+                    break
         if pending:
             raise self.error(f"block arguments without a region {context}", pending[0].token)
         self.finish_operation(op, name_tok, result_specs, own, region_args, dictionary, region_end)
@@ -433,9 +439,20 @@ class _Parser:
             start, end, keyword = dictionary
             return AttrSyntax((start, end), -1, keyword)
         if op.name in syntax.ATTR_DICT_KEYWORD:
-            return AttrSyntax(None, -1, True)
+            # `attributes {...}` ends the op's first line, before any region.
+            header = name_tok
+            for o in own:
+                if o.after_region or header.eol:
+                    break
+                header = o.token
+            return AttrSyntax(None, header.end, True)
         if op.name in syntax.ATTR_DICT_FIRST:
             return AttrSyntax(None, name_tok.end, False)
+        if op.name in syntax.ATTR_DICT_BEFORE_COMMA:
+            commas = [k for k, o in enumerate(own) if o.depth == 0 and o.token.text == ","]
+            n = syntax.ATTR_DICT_BEFORE_COMMA[op.name]
+            if len(commas) >= n:
+                return AttrSyntax(None, own[commas[n - 1] - 1].token.end, False)
         # The dictionary follows the last region: `scf.if ... {...} else {...} {attrs}`.
         for k, o in enumerate(own):
             is_colon = o.depth == 0 and o.token.kind == PUNCT and o.token.text == ":"

@@ -11,8 +11,18 @@ from .types import UNKNOWN, Type, parse_type, pointee, with_element
 # Ops whose format prints the attribute dictionary right after the op name.
 ATTR_DICT_FIRST = frozenset({"arith.constant", "scf.yield", "tt.return", "func.return"})
 
+# Ops whose format prints the attribute dictionary before their n-th top-level comma:
+# `ttng.barrier_expect %bar, 16384 {attrs}, %pred : T`.
+ATTR_DICT_BEFORE_COMMA = {"ttng.barrier_expect": 2}
+
 # Ops whose format prints attributes as `attributes {...}` before their regions.
-ATTR_DICT_KEYWORD = frozenset({"module", "builtin.module", "tt.func", "func.func"})
+ATTR_DICT_KEYWORD = frozenset(
+    {"module", "builtin.module", "tt.func", "func.func", "ttg.warp_specialize"}
+)
+
+# Ops printed over several lines: `op(...) attributes {...}` / `default {...}` /
+# `partition0(%a: T) num_warps(4) {...} : (T) -> ()`; they end after the signature.
+MULTILINE = frozenset({"ttg.warp_specialize"})
 
 # Ops whose every result is an async token that the format does not print.
 TOKEN_RESULTS = frozenset(
