@@ -23,17 +23,25 @@ def _op(module: ir.Module, name: str, nth: int = 0) -> ir.Op:
     return [op for op in module.walk() if op.name == name][nth]
 
 
-def _line(text: str, op: ir.Op) -> str:
-    return text.splitlines()[op.line - 1]
-
-
 def _attrs(module: ir.Module) -> list[dict[str, str | None]]:
     return [{a.name: a.raw for a in op.attributes.values()} for op in module.walk()]
 
 
+def _dictionary_line(op: ir.Op, text: str) -> int:
+    """Line of the op's dictionary, or of where a new one goes (a loop's closing line)."""
+    syntax = op._attr_syntax
+    offset = syntax.span[0] if syntax.span else syntax.insert_at
+    return text.count("\n", 0, offset) + 1
+
+
+def _spelled(op: ir.Op, attrs: dict) -> str:
+    keyword = "attributes " if op.name in ("module", "tt.func", "ttg.warp_specialize") else ""
+    return keyword + print_dictionary(list(attrs.values())) if attrs else ""
+
+
 def _check_minimal_diff(before: ir.Module, after: ir.Module) -> list[int]:
-    """Only dictionaries changed: same line count, and each changed line differs only in the
-    dictionary of its edited op. Returns the 1-based numbers of the changed lines."""
+    """Only dictionaries changed: same lines, except that each line holding an edited op's
+    dictionary differs exactly by that dictionary. Returns the changed line numbers."""
     old_lines = before.text.splitlines()
     new_text = after.print()
     new_lines = new_text.splitlines()
@@ -42,39 +50,30 @@ def _check_minimal_diff(before: ir.Module, after: ir.Module) -> list[int]:
     changed = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         assert tag in ("equal", "replace"), (tag, old_lines[i1:i2], new_lines[j1:j2])
-        assert i2 - i1 == j2 - j1
+        assert (i1, i2) == (j1, j2)
         if tag == "replace":
             changed.extend(range(i1 + 1, i2 + 1))
-    old_dicts = {n: op.attributes for n, op in enumerate(before.walk())}
-    edited = {}
-    for n, op in enumerate(after.walk()):
-        if op.attributes != old_dicts[n]:
-            edited[n] = op
-    assert len(changed) <= len(edited)
-    reparsed = ir.parse(new_text)
-    assert _attrs(reparsed) == _attrs(after)
-    old_ops = list(before.walk())
-    for n, op in edited.items():
-        old, new = old_dicts[n], op.attributes
-        # the line that holds the dictionary (the closing line for loops and ifs)
-        candidates = [k for k in changed if _dict_on_line(new_lines[k - 1], new)]
-        assert candidates, (op, new)
-        k = candidates[0]
-        old_line, new_line = old_lines[k - 1], new_lines[k - 1]
-        keyword = "attributes " if old_ops[n].name in ("module", "tt.func") else ""
-        new_dict = keyword + print_dictionary(list(new.values())) if new else ""
-        old_dict = keyword + print_dictionary(list(old.values())) if old else ""
-        if old and new:
+    edited: dict[int, tuple[ir.Op, ir.Op]] = {}
+    for old_op, new_op in zip(before.walk(), after.walk(), strict=True):
+        if old_op.attributes != new_op.attributes:
+            line = _dictionary_line(old_op, before.text)
+            assert line not in edited, "two edited dictionaries on one line"
+            edited[line] = (old_op, new_op)
+    assert set(changed) <= set(edited)
+    for line, (old_op, new_op) in edited.items():
+        old_line, new_line = old_lines[line - 1], new_lines[line - 1]
+        old_dict, new_dict = (
+            _spelled(old_op, old_op.attributes),
+            _spelled(new_op, new_op.attributes),
+        )
+        if old_dict and new_dict:
             assert new_line.replace(new_dict, "@", 1) == old_line.replace(old_dict, "@", 1)
-        elif new:
+        elif new_dict:
             assert new_line.replace(" " + new_dict, "", 1) == old_line
         else:
             assert old_line.replace(" " + old_dict, "", 1) == new_line
+    assert _attrs(ir.parse(new_text)) == _attrs(after)
     return changed
-
-
-def _dict_on_line(line: str, attrs: dict) -> bool:
-    return not attrs or print_dictionary(list(attrs.values())) in line
 
 
 @pytest.fixture
