@@ -95,16 +95,19 @@ def load_split_plan(graph, target, strategy="stub") -> Plan:
     return Plan(graph.name, target.name, assignment, parts, channels, strategy)
 
 
-def _stub_solver(monkeypatch, fail: set[str] = frozenset(), counter: list | None = None):
+def _stub_solver(
+    monkeypatch, fail: set[str] = frozenset(), counter: list | None = None, status: str = "STUB"
+):
     """Replace the heuristic/solver behind plan_loop: the stub plan, or an exception for the
-    strategies in ``fail``."""
+    strategies in ``fail``; "optimal" reports solver ``status``."""
 
     def solve(graph, target, strategy, options):
         if counter is not None:
             counter.append(strategy)
         if strategy in fail:
             raise RuntimeError(f"solver exploded ({strategy})")
-        return load_split_plan(graph, target, strategy), "stub plan", {"status": "STUB"}
+        details = {"status": status} if strategy == "optimal" else {}
+        return load_split_plan(graph, target, strategy), "stub plan", details
 
     monkeypatch.setattr(wpipe, "_solve_loop", solve)
 
@@ -242,7 +245,7 @@ def test_registers_left_to_triton_when_asked(isolated, monkeypatch) -> None:
 
 
 def test_compile_report_content(isolated, monkeypatch) -> None:
-    _stub_solver(monkeypatch)
+    _stub_solver(monkeypatch, status="OPTIMAL")
     wst.enable("optimal", time_limit=3.0)
     compiled = _compile("gemm_tma", 100)
     report = wst.last_compile_report()
@@ -253,7 +256,7 @@ def test_compile_report_content(isolated, monkeypatch) -> None:
     [loop] = report.loops
     assert loop["loop"] == 0 and loop["specialized"]
     assert re.search(r"gemm_tma\.py:37:\d+$", loop["source"])
-    assert loop["ii"] > 0 and loop["objective"] > 0 and loop["status"] == "STUB"
+    assert loop["ii"] > 0 and loop["objective"] > 0 and loop["status"] == "OPTIMAL"
     assert [p["id"] for p in loop["partitions"]] == [0, 1]
     assert report.lowered[0]["warps"][0] == 4  # default region: the kernel's num_warps
     # The same record travels with the binary (and comes back on a Triton cache hit).
@@ -299,6 +302,23 @@ def test_solver_failure_falls_back_to_heuristic(isolated, monkeypatch) -> None:
     assert [f["strategy"] for f in report.fallbacks] == ["optimal"]
     assert report.fallbacks[0]["loops"][0]["loop"] == 0
     assert _ws_ops(compiled)[0]["partitions"] == 2
+
+
+@pytest.mark.parametrize("status", ["INFEASIBLE", "UNKNOWN"])
+def test_solver_without_a_plan_falls_back_to_heuristic(isolated, monkeypatch, status) -> None:
+    calls: list[str] = []
+    _stub_solver(monkeypatch, status=status, counter=calls)
+    wst.enable("optimal")
+    with pytest.warns(wst.WSFallbackWarning, match=f"solver status {status} on loop 0"):
+        _compile("gemm_tma", 100)
+    report = wst.last_compile_report()
+    assert report.strategy_used == "heuristic"
+    assert report.fallbacks[0]["reason"].startswith("SolverGaveNoPlan")
+    # Such a result is not cached: the next compile asks the solver again.
+    wst.enable("optimal", cache_dir=isolated / "again")
+    with pytest.warns(wst.WSFallbackWarning):
+        _compile("gemm_tma", 100)
+    assert calls.count("optimal") == 2
 
 
 def _bad_annotations(monkeypatch) -> None:

@@ -118,8 +118,9 @@ def plan_loop(
         except (KeyError, TypeError, ValueError):
             pass  # written by another version of the record: solve again and overwrite
     plan, reason, details = _solve_loop(graph, target, strategy, options)
-    record = {"plan": plan.to_dict(), "reason": reason, "details": details}
-    plancache.put(key, json.dumps(record, sort_keys=True, separators=(",", ":")))
+    if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE"):  # retry the others later
+        record = {"plan": plan.to_dict(), "reason": reason, "details": details}
+        plancache.put(key, json.dumps(record, sort_keys=True, separators=(",", ":")))
     return plan, reason, details
 
 

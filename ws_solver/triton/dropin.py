@@ -372,6 +372,7 @@ class _KernelCompile:
                     annotated, loop_reports = partition_text(
                         part_text, strategy, options=self.settings.solve
                     )
+                    _check_solver_status(loop_reports)
                 plans = [r.plan for r in loop_reports if r.specialized]
                 post = self._post_pipeline(strategy, plans, info)
                 new_mod = tpipe.parse_module_text(annotated, context)
@@ -514,6 +515,21 @@ def apply_plan_registers(text: str, plans: list) -> tuple[str, list, list[str]]:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+class SolverGaveNoPlan(RuntimeError):
+    """The solver ended without a plan of its own (infeasible, or out of time)."""
+
+
+def _check_solver_status(loop_reports: list[LoopReport]) -> None:
+    """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
+    pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
+    for r in loop_reports:
+        status = r.solver.get("status")
+        if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
+            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            e.ws_solver_loop = {"kernel": r.kernel, "loop": r.loop, "line": r.line}
+            raise e
+
+
 def _hopper_fix() -> Callable[[str], tuple[str, str]] | None:
     """``ws_solver.triton.hopper.fix_async_wgmma_release`` (text -> (text, note)) if that
     module exists; the note says what the fix did when the module can tell."""
