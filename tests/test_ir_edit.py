@@ -35,7 +35,7 @@ def _dictionary_line(op: ir.Op, text: str) -> int:
 
 
 def _spelled(op: ir.Op, attrs: dict) -> str:
-    keyword = "attributes " if op.name in ("module", "tt.func", "ttg.warp_specialize") else ""
+    keyword = "attributes " if op._attr_syntax.keyword else ""
     return keyword + print_dictionary(list(attrs.values())) if attrs else ""
 
 
@@ -357,12 +357,37 @@ def test_triton_accepts_an_attribute_on_every_op(path: Path) -> None:
     parse_with_triton(module.print(), capability(path))
 
 
-LATE = sorted((Path(__file__).parent / "data").glob("late_*.ttgir"))
+DATA = Path(__file__).parent / "data"
+LATE = sorted(DATA.glob("late_*.ttgir"))
+OPS = DATA / "ops_many.sm90.ttgir"  # make_ttgir output of a kernel using many tl.* functions
 
 
-@pytest.mark.parametrize("path", LATE, ids=lambda p: p.name)
-def test_triton_accepts_an_attribute_on_every_op_of_late_ir(path: Path) -> None:
-    """IR after make_ttgir: ttg.warp_specialize, barriers, TMA copies, wgmma waits."""
+@pytest.mark.parametrize(
+    ("name", "nth", "expected"),
+    [
+        ("tt.fp_to_fp", 0, "%f8 = tt.fp_to_fp %z_23 {ws.x}, rounding = rtne : tensor"),
+        ("tt.fp_to_fp", 1, "%back = tt.fp_to_fp %f8 {ws.x} : tensor"),
+        ("scf.condition", 0, "scf.condition(%9) {ws.x} loc(#loc60)"),
+        ("scf.condition", 1, "scf.condition(%8) {ws.x} %acc_48, %k_49 : tensor"),
+        ("scf.while", 0, "    } attributes {ws.x} loc(#loc58)"),
+        ("scf.while", 1, "    } attributes {ws.x} loc(#loc170)"),
+        ("tt.scan", 0, "    }) {ws.x} : (tensor<128xf32, #blocked>) -> tensor"),
+        ("tt.split", 0, "%outLHS, %outRHS = tt.split %pairs {ws.x} : tensor"),
+        ("tt.atomic_cas", 0, "%c0_i32, %c1_i32 {ws.x} : (!tt.ptr<i32>, i32, i32) -> i32"),
+    ],
+)
+def test_new_dictionary_placement_in_other_formats(name: str, nth: int, expected: str) -> None:
+    text = OPS.read_text()
+    module = ir.parse(text)
+    _op(module, name, nth).set_attr("ws.x", None)
+    assert expected in module.print()
+    assert len(_check_minimal_diff(ir.parse(text), module)) == 1
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.ttgir")), ids=lambda p: p.name)
+def test_triton_accepts_an_attribute_on_every_op_of_other_ir(path: Path) -> None:
+    """IR after make_ttgir (ttg.warp_specialize, barriers, TMA copies, wgmma waits, while
+    loops, scans, fp8 casts, atomics, ...) and the hand-written sample."""
     pytest.importorskip("triton")
     from triton_util import capability, parse_with_triton
 

@@ -180,11 +180,12 @@ def _enclosing_blocks(op: ir.Op) -> list[ir.Block]:
 
 # -- IR after make_ttgir (warp-specialized and pipelined), as Triton 3.6 prints it -------------
 
-LATE = sorted((Path(__file__).parent / "data").glob("late_*.ttgir"))
+DATA = Path(__file__).parent / "data"
+LATE = sorted(DATA.glob("late_*.ttgir"))
 
 
-@pytest.mark.parametrize("path", LATE, ids=_ids)
-def test_late_ir_round_trips(path: Path) -> None:
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.ttgir")), ids=_ids)
+def test_other_ir_round_trips(path: Path) -> None:
     text = path.read_text()
     module = ir.parse(text)
     assert module.print() == text
@@ -221,3 +222,20 @@ def test_warp_specialize_is_one_op_with_its_regions() -> None:
     after = ws.parent.ops[ws.parent.ops.index(ws) + 1]
     assert after.name == "ttng.inval_barrier"
     assert lines[after.line - 1].lstrip().startswith("ttng.inval_barrier")
+
+
+def test_result_types_of_other_formats() -> None:
+    module = ir.parse((DATA / "ops_many.sm90.ttgir").read_text())
+    ops = {op.name: op for op in module.walk()}
+    split = ops["tt.split"]
+    assert [r.type.text for r in split.results] == ["tensor<128xf32, #blocked>"] * 2
+    assert ops["tt.atomic_cas"].results[0].type.kind == T.SCALAR
+    assert ops["tt.histogram"].results[0].type.shape == (16,)
+    (f8, _) = [op for op in module.walk() if op.name == "tt.fp_to_fp"]
+    assert f8.results[0].type.element == "f8E4M3FN" and f8.results[0].type.bytes == 128
+    loops = [op for op in module.walk() if op.name == "scf.while"]
+    assert [len(w.results) for w in loops] == [0, 2]
+    before, after = loops[1].regions
+    assert [a.name for a in before.blocks[0].arguments] == ["%acc_48", "%k_49"]
+    assert len(after.blocks[0].arguments) == 2 and after.blocks[0].label == "^bb0"
+    assert before.ops[-1].name == "scf.condition" and after.ops[-1].name == "scf.yield"

@@ -448,11 +448,15 @@ class _Parser:
             return AttrSyntax(None, header.end, True)
         if op.name in syntax.ATTR_DICT_FIRST:
             return AttrSyntax(None, name_tok.end, False)
-        if op.name in syntax.ATTR_DICT_BEFORE_COMMA:
-            commas = [k for k, o in enumerate(own) if o.depth == 0 and o.token.text == ","]
-            n = syntax.ATTR_DICT_BEFORE_COMMA[op.name]
-            if len(commas) >= n:
-                return AttrSyntax(None, own[commas[n - 1] - 1].token.end, False)
+        if op.name in syntax.ATTR_DICT_KEYWORD_LAST:
+            return AttrSyntax(None, region_end, True)
+        for table, after in ((syntax.ATTR_DICT_BEFORE, False), (syntax.ATTR_DICT_AFTER, True)):
+            if op.name in table:
+                text, n = table[op.name]
+                hits = [k for k, o in enumerate(own) if o.depth == 0 and o.token.text == text]
+                if len(hits) >= n:
+                    k = hits[n - 1] if after else hits[n - 1] - 1
+                    return AttrSyntax(None, (own[k].token if k >= 0 else name_tok).end, False)
         # The dictionary follows the last region: `scf.if ... {...} else {...} {attrs}`.
         for k, o in enumerate(own):
             is_colon = o.depth == 0 and o.token.kind == PUNCT and o.token.text == ":"

@@ -11,9 +11,17 @@ from .types import UNKNOWN, Type, parse_type, pointee, with_element
 # Ops whose format prints the attribute dictionary right after the op name.
 ATTR_DICT_FIRST = frozenset({"arith.constant", "scf.yield", "tt.return", "func.return"})
 
-# Ops whose format prints the attribute dictionary before their n-th top-level comma:
-# `ttng.barrier_expect %bar, 16384 {attrs}, %pred : T`.
-ATTR_DICT_BEFORE_COMMA = {"ttng.barrier_expect": 2}
+# Ops whose format prints the attribute dictionary next to their n-th top-level token t:
+# before it (ATTR_DICT_BEFORE) or after it (ATTR_DICT_AFTER). Without that token, the
+# dictionary goes where it does for other ops.
+#   ttng.barrier_expect %bar, 16384 {attrs}, %pred : T
+#   tt.fp_to_fp %x {attrs}, rounding = rtne : T -> U
+#   scf.condition(%c) {attrs} %a : T
+ATTR_DICT_BEFORE = {"ttng.barrier_expect": (",", 2), "tt.fp_to_fp": (",", 1)}
+ATTR_DICT_AFTER = {"scf.condition": (")", 1)}
+
+# Ops whose format prints `attributes {...}` after their last region: `} attributes {...}`.
+ATTR_DICT_KEYWORD_LAST = frozenset({"scf.while"})
 
 # Ops whose format prints attributes as `attributes {...}` before their regions.
 ATTR_DICT_KEYWORD = frozenset(
@@ -91,7 +99,8 @@ def _result_types(
     if name == "tt.addptr" and colon_types:
         return parse(colon_types[:1])
     if arrow_types is not None:
-        return parse(arrow_types)
+        # one printed type for several results: `tt.split %x : T -> U` gives two U
+        return parse(arrow_types) * count if len(arrow_types) == 1 else parse(arrow_types)
     if to_type is not None:
         return parse([to_type])
     if len(colon_types) == count:
