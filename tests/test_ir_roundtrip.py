@@ -239,3 +239,19 @@ def test_result_types_of_other_formats() -> None:
     assert [a.name for a in before.blocks[0].arguments] == ["%acc_48", "%k_49"]
     assert len(after.blocks[0].arguments) == 2 and after.blocks[0].label == "^bb0"
     assert before.ops[-1].name == "scf.condition" and after.ops[-1].name == "scf.yield"
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_ids)
+def test_ir_printed_without_locations(path: Path) -> None:
+    """Triton's `str_nodebug()` drops every `loc(...)`: ops then end at bare names."""
+    pytest.importorskip("triton")
+    from triton_util import capability, parse_with_triton
+
+    with_locs = ir.parse(path.read_text())
+    text = parse_with_triton(path.read_text(), capability(path)).str_nodebug()
+    assert " loc(" not in text
+    module = ir.parse(text)
+    assert module.print() == text
+    assert [op.name for op in module.walk()] == [op.name for op in with_locs.walk()]
+    kinds = [[r.type.kind for r in op.results] for op in module.walk()]
+    assert kinds == [[r.type.kind for r in op.results] for op in with_locs.walk()]
