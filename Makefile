@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: venv
-	$(VENV)/bin/ws-solver graph corpus/ttgir --format table
+	$(VENV)/bin/ws-solver demo --out out/demo
 
 test: venv
 	$(VENV)/bin/python -m pytest

@@ -12,10 +12,10 @@ import os
 import sys
 
 from .. import __version__
-from . import graph
+from . import compare, demo, explain, graph, partition
 from .common import PROG, CliError, report
 
-COMMANDS = [graph]
+COMMANDS = [graph, partition, compare, explain, demo]
 
 DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
 

@@ -6,6 +6,7 @@ Failures meant for the user are `CliError`s: `main` prints them as one line on s
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -15,6 +16,33 @@ from .. import ir
 from ..model import LoopGraph, build_graph, ws_loops
 
 PROG = "ws-solver"
+
+# Exit statuses shared by the commands (each command's --help lists the ones it uses).
+EXIT_OK = 0
+EXIT_SOME_FAILED = 1  # commands over many inputs: some failed, the rest were done
+EXIT_BAD_INPUT = 2  # unreadable, not TTGIR, truncated, no warp-specialized loop, usage
+EXIT_INTERNAL = 3  # a bug (WS_SOLVER_DEBUG=1 shows the traceback)
+EXIT_INFEASIBLE = 4  # a loop has no plan within the target's limits
+EXIT_TIMEOUT = 5  # the solver's time ran out before it had any valid plan
+EXIT_INTERRUPTED = 130
+
+EXIT_STATUS_HELP = {
+    EXIT_OK: "success",
+    EXIT_SOME_FAILED: "some inputs failed, the others were done",
+    EXIT_BAD_INPUT: "bad input (unreadable, not TTGIR, truncated, no warp-specialized loop) "
+    "or usage",
+    EXIT_INTERNAL: "internal error",
+    EXIT_INFEASIBLE: "a loop is infeasible: no plan fits the target's limits",
+    EXIT_TIMEOUT: "the time limit ran out before the solver had a valid plan",
+}
+
+
+def exit_status_epilog(*codes: int) -> str:
+    """The `exit status:` paragraph of a command's --help, for the codes it uses."""
+    lines = ["exit status:"]
+    lines += [f"  {code}  {EXIT_STATUS_HELP[code]}" for code in sorted(codes)]
+    lines.append(f"  {EXIT_INTERRUPTED}  interrupted")
+    return "\n".join(lines)
 
 
 class CliError(Exception):
@@ -86,16 +114,22 @@ def load_graphs(path: Path, loop: int | None = None) -> list[LoopGraph]:
 def write_output(text: str, out: str | None) -> None:
     """Write to stdout (`out` None or "-") or atomically to a file: the file either keeps
     its old content or gets all of the new one, never a part."""
-    data = text.encode("utf-8")
-    if out is None or out == "-":
+    write_bytes(text.encode("utf-8"), out)
+
+
+def write_bytes(data: bytes, out: str | os.PathLike | None) -> None:
+    """`write_output` for bytes (images): stdout, or atomically to a file."""
+    text = None if out is None else str(out)
+    if text is None or text == "-":
         stream = getattr(sys.stdout, "buffer", None)
         if stream is None:
-            sys.stdout.write(text)
+            sys.stdout.write(data.decode("utf-8", errors="replace"))
         else:
             sys.stdout.flush()
             stream.write(data)
         sys.stdout.flush()
         return
+    out = text
     target = Path(out)
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
@@ -120,3 +154,146 @@ def _default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+# -- shared by the commands that plan loops (partition, compare, explain, demo) ---------------
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0 (seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (loop indices, seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def add_solver_arguments(
+    parser: argparse.ArgumentParser, *, time_limit: float, workers: int, cache: bool
+) -> None:
+    """--time-limit, --workers, --seed and the plan-cache switch."""
+    parser.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=time_limit,
+        metavar="S",
+        help=f"CP-SAT time limit per loop, in deterministic seconds (default: {time_limit:g}; "
+        "about wall seconds, but the same on every machine, so results repeat)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=workers,
+        metavar="N",
+        help=f"CP-SAT search workers per loop (default: {workers})",
+    )
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, metavar="K", help="solver seed (default: 0)"
+    )
+    if cache:
+        parser.add_argument(
+            "--no-cache",
+            dest="cache",
+            action="store_false",
+            help="neither reuse nor store plans in the plan cache ($WS_SOLVER_CACHE_DIR, "
+            "default ~/.cache/ws_solver/plans)",
+        )
+    else:
+        parser.add_argument(
+            "--cache",
+            action="store_true",
+            help="reuse and store plans in the plan cache (off by default here: solve times "
+            "are part of the report)",
+        )
+
+
+def add_target_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        choices=("sm_90", "sm_100"),
+        help="plan for this GPU (default: the module's ttg.target)",
+    )
+
+
+def solve_options(args: argparse.Namespace):
+    """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache."""
+    from ..pipeline import SolveOptions
+
+    return SolveOptions(
+        time_limit=args.time_limit,
+        workers=args.workers,
+        seed=args.seed,
+        cache=bool(getattr(args, "cache", True)),
+    )
+
+
+def module_target(path: Path, module: ir.Module, override: str | None):
+    """The Target to plan for: `override`, else the module's ttg.target (CliError if neither)."""
+    from ..pipeline import resolve_target
+
+    try:
+        return resolve_target(module, override)
+    except ValueError as e:
+        raise CliError(f"{path}: {e}") from None
+
+
+def require_ws_loops(path: Path, module: ir.Module) -> list:
+    """The module's warp-specialized loops; a CliError (bad input) when there is none."""
+    loops = ws_loops(module)
+    if not loops:
+        raise CliError(f"{path}: no loop carries tt.warp_specialize")
+    return loops
+
+
+def loop_place(path: Path | str, kernel: str, loop: int, line: int) -> str:
+    """How messages name a loop: `FILE:LINE: KERNEL loop N`."""
+    return f"{path}:{line}: {kernel} loop {loop}"
+
+
+def plan_failure(plan, details: dict, graph: LoopGraph, target, strategy: str) -> CliError | None:
+    """Why a strategy's plan cannot be used, as a CliError with the matching exit status, or
+    None when it can. Strategy "none" never fails: not specializing is always possible."""
+    if strategy == "none":
+        return None
+    status = details.get("status")
+    problems = plan.check(graph, target)
+    if status == "INFEASIBLE":
+        why = f" ({problems[0]})" if problems else ""
+        return CliError(f"infeasible: no plan fits the {target.name} limits{why}", EXIT_INFEASIBLE)
+    if not problems:
+        return None
+    if status in (None, "OPTIMAL", "FEASIBLE"):
+        # The heuristic (or a skipped solve) gave a plan that breaks a hard limit; nothing
+        # better is known, so the loop cannot be planned within the limits.
+        return CliError(
+            f"no valid plan within the {target.name} limits: {problems[0]}", EXIT_INFEASIBLE
+        )
+    return CliError(
+        f"the solver's time ran out with no valid plan (status {status}; {problems[0]}); "
+        "raise --time-limit",
+        EXIT_TIMEOUT,
+    )

@@ -1,0 +1,351 @@
+"""`ws-solver compare`: heuristic and optimal plans side by side for every warp-specialized
+loop under the given paths."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from ..model import build_graph
+from ..report import compare as cmp
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_TIMEOUT,
+    CliError,
+    add_solver_arguments,
+    exit_status_epilog,
+    loop_place,
+    module_target,
+    plan_failure,
+    positive_int,
+    read_module,
+    report,
+    require_ws_loops,
+    solve_options,
+    write_output,
+)
+
+DESCRIPTION = """\
+For every loop marked tt.warp_specialize in the given TTGIR files (folders are searched
+recursively for *.ttgir), plan the loop with the heuristic and with the optimal strategy
+(CP-SAT warm-started from the heuristic) and compare them: modeled II of each, the solver's
+bound, gap and status, wall time, partitions, warps, registers, channels, shared memory,
+and which heuristic decisions the optimum overrode (merges it split, naming the heuristic
+rule; edges the heuristic left crossing that it joined; the decision to specialize). The
+summary gives the loops where optimal is strictly better and by how much, the share proven
+optimal, and wall-time percentiles.
+
+Without --report or --json the table and summary go to stdout. Progress goes to stderr: a
+progress bar on a terminal, one line per loop otherwise. Loops run in parallel with --jobs
+(processes; each solve uses --workers CP-SAT workers): the results are the same for any
+--jobs, since the time limit is in deterministic seconds and the seed is fixed; only the
+"timing" section of the JSON differs. A file that fails is reported and the others still
+run. The JSON schema is in the README ("compare --json")."""
+
+EPILOG = f"""\
+examples:
+  ws-solver compare corpus/ttgir --jobs 2 --time-limit 2 --report compare.html
+  ws-solver compare corpus/ttgir/gemm_persistent* --json compare.json --report compare.md
+
+{
+    exit_status_epilog(
+        EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT
+    )
+}
+  (2, 3, 4 or 5 only when every input failed the same way; mixed failures give 1)"""
+
+REPORT_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "compare",
+        help="heuristic vs optimal for every warp-specialized loop under the given paths",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="loops solved in parallel, in N processes (default: 1)",
+    )
+    add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
+    parser.add_argument(
+        "--report",
+        metavar="R.md|R.html",
+        help="write the report as Markdown or as self-contained HTML with plots",
+    )
+    parser.add_argument("--json", metavar="R.json", help="write the comparison as JSON")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on stderr (errors still)"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    report_format = check_report_path(args.report)
+    for out in (args.report, args.json):
+        check_writable(out)
+    result = run_compare(args.paths, args, progress=not args.quiet)
+    document = result.document
+    if not document["loops"] and document["failures"]:
+        return result.exit_status  # nothing compared: each failure was reported; no files
+    if args.json:
+        write_output(cmp.to_json(document), args.json)
+    if args.report:
+        write_output(render_report(document, report_format), args.report)
+    if args.json or args.report:
+        lines = cmp.summary_lines(document)
+        lines += [f"wrote {p}" for p in (args.json, args.report) if p]
+        write_output("\n".join(lines) + "\n", None)
+    else:
+        write_output(cmp.to_text(document), None)
+    return result.exit_status
+
+
+def render_report(document: dict, report_format: str) -> str:
+    if report_format == "html":
+        from ..report.plots import render_plots
+
+        return cmp.to_html(document, render_plots(document))
+    return cmp.to_markdown(document)
+
+
+def check_report_path(path: str | None) -> str | None:
+    if path is None:
+        return None
+    suffix = Path(path).suffix.lower()
+    if suffix not in REPORT_FORMATS:
+        raise CliError(f"{path}: --report must end in .md or .html")
+    return REPORT_FORMATS[suffix]
+
+
+def check_writable(out: str | None) -> None:
+    from .partition import check_writable as check
+
+    check(out)
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    file: str
+    loop: int
+    options: object  # pipeline.SolveOptions
+    target: str | None = None
+
+
+@dataclass
+class CompareResult:
+    document: dict
+    exit_status: int
+
+
+def run_compare(paths, args, progress: bool = True, target: str | None = None) -> CompareResult:
+    """Collect the loops under `paths`, compare each (in `args.jobs` processes), and return
+    the document and the exit status. `args` carries jobs, time_limit, workers, seed, cache."""
+    start = time.perf_counter()
+    options = solve_options(args)
+    files, failures = collect_files(paths)
+    tasks: list[Task] = []
+    for path in files:
+        try:
+            module = read_module(path)
+            loops = require_ws_loops(path, module)
+            module_target(path, module, target)
+        except CliError as e:
+            failures.append(cmp.failure_record(str(path), e.message, "bad_input", e.code))
+            report(e.message)
+            continue
+        tasks.extend(Task(str(path), loop.index, options, target) for loop in loops)
+    records, timings = [], []
+    with Progress(len(tasks), enabled=progress) as bar:
+        for outcome in execute(tasks, args.jobs):
+            if outcome["failure"] is not None:
+                failures.append(outcome["failure"])
+                report(outcome["failure"]["message"])
+            else:
+                records.append(outcome["record"])
+                timings.append(outcome["timing"])
+            bar.advance(outcome)
+    settings = {
+        "time_limit": options.time_limit,
+        "workers": options.workers,
+        "seed": options.seed,
+        "cache": options.cache,
+    }
+    document = cmp.compare_document(
+        settings,
+        records,
+        failures,
+        timings,
+        files=len(files),
+        jobs=args.jobs,
+        total_wall_s=time.perf_counter() - start,
+    )
+    return CompareResult(document, exit_status(records, failures))
+
+
+def exit_status(records: list, failures: list) -> int:
+    if not failures:
+        return EXIT_OK
+    codes = {f["exit_status"] for f in failures}
+    if not records and len(codes) == 1:
+        return codes.pop()
+    return EXIT_SOME_FAILED
+
+
+def collect_files(paths) -> tuple[list[Path], list[dict]]:
+    """The TTGIR files under `paths` (folders: recursively, sorted), and a failure record
+    for each path that does not exist or holds no TTGIR file."""
+    found: dict[Path, None] = {}
+    failures = []
+    for arg in paths:
+        path = Path(arg)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*.ttgir") if p.is_file())
+            if not files:
+                message = f"{arg}: no *.ttgir files in this directory"
+                failures.append(cmp.failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
+                report(message)
+            found.update(dict.fromkeys(files))
+        elif path.exists():
+            found[path] = None
+        else:
+            message = f"{arg}: no such file or directory"
+            failures.append(cmp.failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
+            report(message)
+    return list(found), failures
+
+
+def execute(tasks: list[Task], jobs: int):
+    """Outcomes of the tasks, in completion order (callers sort)."""
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield solve_task(task)
+        return
+    # "spawn": fresh interpreters, no state shared with this process (threads, OR-Tools).
+    context = get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
+    try:
+        futures = [pool.submit(solve_task, task) for task in tasks]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_modules: dict[str, object] = {}
+
+
+def solve_task(task: Task) -> dict:
+    """Compare one loop (runs in a worker process): {"record", "timing", "failure"}."""
+    path = Path(task.file)
+    where = f"{task.file}: loop {task.loop}"
+    try:
+        module = _modules.get(task.file)
+        if module is None:
+            module = _modules[task.file] = read_module(path)
+        loop = require_ws_loops(path, module)[task.loop]
+        where = loop_place(task.file, loop.kernel, loop.index, loop.op.line)
+        target = module_target(path, module, task.target)
+        graph = build_graph(module, loop)
+        result = cmp.compare_loop(task.file, graph, target, task.options)
+        failure = plan_failure(result.optimal, result.optimal_details, graph, target, "optimal")
+    except CliError as e:
+        return _failed(task, None, None, e.message, "bad_input", e.code)
+    except Exception as e:
+        message = f"{where}: internal error: {type(e).__name__}: {e}"
+        return _failed(task, None, None, message, "internal", EXIT_INTERNAL)
+    if failure is not None:
+        kind = "infeasible" if failure.code == EXIT_INFEASIBLE else "timeout"
+        message = f"{where}: {failure.message}"
+        return _failed(task, loop.kernel, loop.op.line, message, kind, failure.code)
+    return {"record": result.record, "timing": result.timing, "failure": None}
+
+
+def _failed(task: Task, kernel, line, message: str, kind: str, code: int) -> dict:
+    failure = cmp.failure_record(task.file, message, kind, code, kernel, task.loop, line)
+    return {"record": None, "timing": None, "failure": failure}
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+
+class Progress:
+    """A rich progress bar when stderr is a terminal, else one plain line per loop."""
+
+    def __init__(self, total: int, enabled: bool = True) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total > 0
+        self.bar = None
+        if self.enabled and sys.stderr.isatty():
+            try:
+                from rich.console import Console
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    TextColumn,
+                    TimeElapsedColumn,
+                )
+                from rich.progress import Progress as RichProgress
+
+                self.bar = RichProgress(
+                    TextColumn("[bold]compare[/]"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TextColumn("{task.description}"),
+                    console=Console(stderr=True),
+                    transient=True,
+                )
+            except ImportError:
+                self.bar = None
+
+    def __enter__(self) -> Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+            self.task = self.bar.add_task("", total=self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def advance(self, outcome: dict) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        line = _progress_text(outcome)
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=line)
+        else:
+            print(f"[{self.done}/{self.total}] {line}", file=sys.stderr, flush=True)
+
+
+def _progress_text(outcome: dict) -> str:
+    if outcome["failure"] is not None:
+        f = outcome["failure"]
+        return f"{f['file']} loop {f['loop']}: failed ({f['kind']})"
+    r, t = outcome["record"], outcome["timing"]
+    h, o = r["heuristic"], r["optimal"]
+    return (
+        f"{r['file']} {r['kernel']} loop {r['loop']}: II {h['ii']} -> {o['ii']} "
+        f"({o['status']}, {t['optimal_wall_s']:.2f} s)"
+    )

@@ -1,0 +1,149 @@
+"""`ws-solver demo`: compare heuristic and optimal over the bundled corpus; write a report
+folder (Markdown, HTML with plots, JSON, PNGs) and print its path."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..report import compare as cmp
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    CliError,
+    add_solver_arguments,
+    exit_status_epilog,
+    positive_int,
+    write_output,
+)
+from .compare import run_compare
+
+DEFAULT_OUT = "out/demo"
+# 46 loops at 2 deterministic seconds each, over 2 processes, finish in well under a minute
+# on 2 cores (most loops are proven optimal long before the limit).
+DEFAULT_TIME_LIMIT = 2.0
+DEFAULT_JOBS = max(1, min(8, os.cpu_count() or 1))
+FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
+
+DESCRIPTION = f"""\
+Run `ws-solver compare` over the bundled corpus (corpus/ttgir next to the package; --corpus
+to use another folder) and write a report folder OUT (default: {DEFAULT_OUT}):
+
+  report.html     self-contained report: summary, II-reduction distribution, plots of
+                  heuristic vs optimal II per loop and of solve times, a table per loop,
+                  and which heuristic decisions the optimum overrode
+  report.md       the same as Markdown (the plots are the PNGs beside it)
+  compare.json    the comparison data (schema in the README, "compare --json")
+  ii.png, solve_time.png
+
+With the defaults ({DEFAULT_TIME_LIMIT:g} deterministic seconds per loop, one process per
+core) it takes well under a minute on 2 cores. The folder's path is printed at the end."""
+
+EPILOG = f"""\
+examples:
+  ws-solver demo
+  ws-solver demo --out /tmp/ws-demo --time-limit 5 --jobs 4
+
+{exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "demo",
+        help="compare heuristic and optimal on the bundled corpus; write an HTML report",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--corpus", metavar="PATH", help="TTGIR files or folder (default: the bundled corpus)"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=DEFAULT_JOBS,
+        metavar="N",
+        help=f"loops solved in parallel (default: the number of cores, here {DEFAULT_JOBS})",
+    )
+    add_solver_arguments(parser, time_limit=DEFAULT_TIME_LIMIT, workers=1, cache=False)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def bundled_corpus() -> Path:
+    """corpus/ttgir of the repository the package lives in (or of the current folder)."""
+    package = Path(__file__).resolve().parent.parent
+    candidates = [package.parent / "corpus" / "ttgir", Path.cwd() / "corpus" / "ttgir"]
+    for candidate in candidates:
+        if candidate.is_dir() and any(candidate.glob("*.ttgir")):
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    raise CliError(f"the bundled corpus is not there (looked in {looked}); pass --corpus PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus = Path(args.corpus) if args.corpus else bundled_corpus()
+    if not corpus.exists():
+        raise CliError(f"{corpus}: no such file or directory")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: not a directory")
+    result = run_compare([_display_path(corpus)], args, progress=not args.quiet)
+    document = result.document
+    if not document["loops"]:
+        raise CliError(f"{corpus}: no loop could be compared", result.exit_status or EXIT_INTERNAL)
+    files = render(document)
+    write_folder(out, files)
+    lines = cmp.summary_lines(document)
+    lines.append(f"report folder: {out.resolve()}")
+    lines.append(f"  open {out.resolve() / 'report.html'} in a browser")
+    write_output("\n".join(lines) + "\n", None)
+    return result.exit_status
+
+
+def _display_path(path: Path) -> str:
+    """The corpus as the report names it: relative to the current folder when under it."""
+    relative = os.path.relpath(path.resolve())
+    return path.as_posix() if relative.startswith("..") else Path(relative).as_posix()
+
+
+def render(document: dict) -> dict[str, bytes]:
+    """Every file of the report folder, in memory (nothing is written if one fails)."""
+    from ..report.plots import render_plots
+
+    plots = render_plots(document)
+    captions = [(name, caption) for name, caption, _ in plots]
+    files = {
+        "report.html": cmp.to_html(document, plots).encode("utf-8"),
+        "report.md": cmp.to_markdown(document, captions).encode("utf-8"),
+        "compare.json": cmp.to_json(document).encode("utf-8"),
+    }
+    files.update({name: data for name, _, data in plots})
+    return files
+
+
+def write_folder(out: Path, files: dict[str, bytes]) -> None:
+    """Write the files into a fresh folder beside `out`, then move each into `out` (made if
+    needed) with an atomic rename: a failed run leaves no half-written file."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=out, prefix=".demo-"))
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+    try:
+        for name, data in files.items():
+            (staging / name).write_bytes(data)
+        for name in files:
+            os.replace(staging / name, out / name)
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,128 @@
+"""`ws-solver explain`: draw a loop's plan on its data-flow graph."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..pipeline import STRATEGIES
+from ..report import explain as ex
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    CliError,
+    add_solver_arguments,
+    add_target_argument,
+    exit_status_epilog,
+    load_graphs,
+    loop_place,
+    module_target,
+    non_negative_int,
+    plan_failure,
+    read_module,
+    solve_options,
+    write_bytes,
+    write_output,
+)
+
+FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
+
+DESCRIPTION = """\
+Plan a warp-specialized loop of IN with a strategy and show the plan on the loop's
+data-flow graph: nodes coloured by partition, edges that cross partitions marked with the
+bytes they carry (and the channel depth), and a legend with each partition's warps,
+registers (setmaxnreg) and modeled busy cycles per iteration.
+
+The format follows OUT's extension:
+  .txt (or no -o)  plain text: partitions, one line per node, the crossing edges
+  .dot             Graphviz; render with `dot -Tsvg OUT.dot -o OUT.svg`
+  .svg, .png       a drawing (matplotlib + networkx; Graphviz is not needed)
+
+Text and DOT show every loop of the file unless --loop is given; a drawing shows one loop
+(--loop, default 0). Output files are written atomically (all or nothing)."""
+
+EPILOG = f"""\
+examples:
+  ws-solver explain corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir
+  ws-solver explain corpus/ttgir/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir \\
+      --strategy heuristic -o plan.svg
+  ws-solver explain corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir \\
+      --loop 1 -o plan.dot
+
+{exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT)}"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "explain",
+        help="show a loop's plan on its graph (text, DOT, SVG or PNG)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser.add_argument(
+        "--loop",
+        type=non_negative_int,
+        metavar="N",
+        help="the N-th warp-specialized loop (0-based; default: all for text/DOT, 0 for images)",
+    )
+    parser.add_argument(
+        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
+    )
+    add_target_argument(parser)
+    add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write to OUT (.svg, .png, .dot or .txt) instead of text on stdout",
+    )
+    return parser
+
+
+def output_format(out: str | None) -> str:
+    if out is None or out == "-":
+        return "txt"
+    suffix = Path(out).suffix.lower()
+    if suffix not in FORMATS:
+        raise CliError(f"{out}: unknown output format; use .svg, .png, .dot or .txt")
+    return FORMATS[suffix]
+
+
+def run(args: argparse.Namespace) -> int:
+    from .partition import check_writable
+
+    fmt = output_format(args.output)
+    check_writable(args.output)
+    path = Path(args.input)
+    loop = args.loop if args.loop is not None or fmt in ("txt", "dot") else 0
+    module = read_module(path)
+    graphs = load_graphs(path, loop)
+    target = module_target(path, module, args.target)
+    options = solve_options(args)
+    explained = [explain_loop(str(path), graph, target, args.strategy, options) for graph in graphs]
+    if fmt == "txt":
+        write_output("\n".join(ex.explain_text(x) for x in explained), args.output)
+    elif fmt == "dot":
+        write_output("\n".join(ex.explain_dot(x) for x in explained), args.output)
+    else:
+        write_bytes(ex.explain_image(explained[0], fmt), args.output)
+    return EXIT_OK
+
+
+def explain_loop(file: str, graph, target, strategy: str, options) -> ex.Explained:
+    from ..pipeline import plan_loop
+
+    place = loop_place(file, graph.kernel, graph.loop_index, graph.line)
+    try:
+        plan, reason, details = plan_loop(graph, target, strategy, options)
+    except Exception as e:
+        raise CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
+    failure = plan_failure(plan, details, graph, target, strategy)
+    if failure is not None:
+        raise CliError(f"{place}: {failure.message}", failure.code)
+    return ex.Explained(file, graph, target, strategy, plan, reason, details)

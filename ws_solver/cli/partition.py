@@ -1,0 +1,130 @@
+"""`ws-solver partition`: plan every warp-specialized loop of a file and write annotated TTGIR."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..model import build_graph
+from ..pipeline import STRATEGIES, partition_module
+from ..report.partition import partition_document, summary_line, to_json
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    CliError,
+    add_solver_arguments,
+    add_target_argument,
+    exit_status_epilog,
+    loop_place,
+    module_target,
+    plan_failure,
+    read_module,
+    report,
+    require_ws_loops,
+    solve_options,
+    write_output,
+)
+
+DESCRIPTION = """\
+Decide, for every loop of IN marked tt.warp_specialize, which ops run in which partition
+(warp group) and with how many warps and registers, and write the TTGIR with Triton's
+partition annotations to OUT (default: stdout). A loop that is not worth specializing
+loses its tt.warp_specialize tag and is reported as "not specialized" with the reason.
+
+strategies:
+  optimal    CP-SAT, warm-started from the heuristic (default)
+  heuristic  the incremental merge heuristic alone
+  none       do not specialize any loop
+
+One line per loop goes to stderr (unless --quiet): the decision, the modeled II and, for
+optimal, the solver status. --json writes the per-loop report; the schema is in the
+README ("partition --json"). Nothing is written unless every loop has a valid plan; files
+are written atomically (all or nothing)."""
+
+EPILOG = f"""\
+examples:
+  ws-solver partition corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir -o out.ttgir
+  ws-solver partition corpus/ttgir/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir \\
+      --strategy heuristic --json report.json > out.ttgir
+
+{exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT)}"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "partition",
+        help="partition each warp-specialized loop and write annotated TTGIR",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.ttgir",
+        help="write the annotated TTGIR to OUT (atomically) instead of stdout",
+    )
+    parser.add_argument(
+        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
+    )
+    add_target_argument(parser)
+    add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
+    parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no per-loop summary lines on stderr"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.input)
+    for out in (args.output, args.json):
+        check_writable(out)
+    module = read_module(path)
+    loops = require_ws_loops(path, module)
+    target = module_target(path, module, args.target)
+    options = solve_options(args)
+    graphs = []
+    for loop in loops:
+        try:
+            graphs.append(build_graph(module, loop))
+        except Exception as e:
+            where = loop_place(path, loop.kernel, loop.index, loop.op.line)
+            raise CliError(f"{where}: cannot build the loop graph: {e}", EXIT_BAD_INPUT) from e
+    try:
+        reports = partition_module(module, args.strategy, target=args.target, options=options)
+    except Exception as e:
+        where = getattr(e, "ws_solver_loop", None)
+        place = loop_place(path, where["kernel"], where["loop"], where["line"]) if where else path
+        raise CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
+    for graph, loop_report in zip(graphs, reports, strict=True):
+        failure = plan_failure(loop_report.plan, loop_report.solver, graph, target, args.strategy)
+        if failure is not None:
+            place = loop_place(path, loop_report.kernel, loop_report.loop, loop_report.line)
+            raise CliError(f"{place}: {failure.message}", failure.code)
+    if args.json:
+        document = partition_document(str(path), target.name, args.strategy, options, reports)
+        write_output(to_json(document), args.json)
+    write_output(module.print(), args.output)
+    if not args.quiet:
+        for loop_report in reports:
+            report(summary_line(str(path), loop_report))
+    return EXIT_OK
+
+
+def check_writable(out: str | None) -> None:
+    """Fail before any work when OUT's folder does not exist or cannot be written."""
+    if out is None or out == "-":
+        return
+    folder = Path(out).parent
+    if not folder.is_dir():
+        raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(f"{out}: cannot write: permission denied")
+    if Path(out).is_dir():
+        raise CliError(f"{out}: cannot write: is a directory")

@@ -1,0 +1,67 @@
+"""The JSON report of `ws-solver partition`: one record per loop, as the pipeline reports it.
+
+The structure is a stable interface, documented in the README ("`partition --json`");
+bump `SCHEMA_VERSION` when it changes incompatibly. Keys are sorted, so the same run gives
+the same bytes (wall times aside).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+SCHEMA = "ws-solver.partition"
+SCHEMA_VERSION = 1
+
+# Keys every record of the "optimal" strategy has (null when the solver did not run).
+SOLVER_KEYS = ("status", "bound", "gap", "heuristic_objective", "solver_wall_s")
+
+
+def loop_record(file: str, report) -> dict:
+    """`LoopReport.to_dict()` plus the file, with the solver keys filled in for "optimal"."""
+    record = {"file": file, **report.to_dict()}
+    if report.strategy == "optimal":
+        for key in SOLVER_KEYS:
+            record.setdefault(key, None)
+        if record["status"] is None:
+            record["status"] = "SKIPPED"  # nothing to overlap: the solver was not asked
+    return record
+
+
+def partition_document(file: str, target: str, strategy: str, options, reports: Sequence) -> dict:
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "file": file,
+        "target": target,
+        "strategy": strategy,
+        "options": {
+            "time_limit": options.time_limit,
+            "workers": options.workers,
+            "seed": options.seed,
+            "cache": bool(getattr(options, "cache", True)),
+        },
+        "loops": [loop_record(file, r) for r in reports],
+    }
+
+
+def to_json(document: dict) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def summary_line(file: str, report) -> str:
+    """One line per loop for people: what was decided and why."""
+    place = f"{file}:{report.line}: {report.kernel} loop {report.loop}"
+    if report.specialized:
+        parts = ", ".join(
+            f"{p.role or p.id}:{p.warps}w/{p.registers}r" for p in report.plan.partitions
+        )
+        what = f"specialized into {len(report.plan.partitions)} partitions ({parts})"
+    else:
+        reason = report.reason
+        what = reason if reason.startswith("not specialized") else f"not specialized: {reason}"
+    status = report.solver.get("status")
+    extra = f", {status}" if status else ""
+    if report.solver.get("plan_cache") == "hit":
+        extra += ", from the plan cache"
+    return f"{place}: {what}; modeled II {report.ii}{extra}"
