@@ -91,11 +91,13 @@ def signature(config: dict) -> dict[str, str]:
     }
 
 
-def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
-    """Z=4, H=8, N_CTX=size; LSE (log2 domain) and delta come from a torch forward."""
+def make_inputs(
+    config: dict, size: int, seed: int, batch: int = 4, heads: int = 8
+) -> dict[str, Any]:
+    """Z=batch, H=heads, N_CTX=size; LSE (log2 domain) and delta come from a torch forward."""
     import torch
 
-    shape = (4, 8, size, config["HEAD_DIM"])
+    shape = (batch, heads, size, config["HEAD_DIM"])
     q, k, v, do = (randn(shape, torch.float16, seed + i) for i in range(4))
     sm_scale = config["HEAD_DIM"] ** -0.5
     s = (q.float() @ k.float().transpose(-1, -2)) * sm_scale

@@ -119,11 +119,13 @@ def signature(config: dict) -> dict[str, str]:
     }
 
 
-def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
-    """Z=4, H=8, N_CTX=size (a multiple of BLOCK_M), HEAD_DIM from the config."""
+def make_inputs(
+    config: dict, size: int, seed: int, batch: int = 4, heads: int = 8
+) -> dict[str, Any]:
+    """Z=batch, H=heads, N_CTX=size (a multiple of BLOCK_M), HEAD_DIM from the config."""
     import torch
 
-    shape = (4, 8, size, config["HEAD_DIM"])
+    shape = (batch, heads, size, config["HEAD_DIM"])
     return {
         "q": randn(shape, torch.float16, seed),
         "k": randn(shape, torch.float16, seed + 1),

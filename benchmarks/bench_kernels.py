@@ -1,0 +1,829 @@
+"""Compile, verify and time every corpus kernel x config under every partitioning strategy.
+
+Strategies (each compiles into its own Triton cache directory, since Triton 3.6 does not key
+its cache by the stages hook):
+
+- ``none``: ws_solver drop-in, no warp specialization (the loops' tags are removed);
+- ``builtin``: plain ``triton.compile``: Triton's own sm_90 path (``add_hopper_warpspec``);
+- ``triton``: ws_solver drop-in, Triton's partitioner through the generic route, with the
+  sm_90 stage-release fix (``ws_solver.triton.hopper``);
+- ``heuristic`` / ``optimal``: ws_solver drop-in with its heuristic / CP-SAT plans (+ fix);
+- ``triton_racy`` (correctness only, expected to FAIL): the generic route without the fix.
+
+Kernels are compiled with ``triton.compile`` from the corpus sources (the same specialization
+as corpus/ttgir), each variant in its own subprocess, many at once; then the compiled kernels
+are loaded from the caches in this process and launched through the corpus torch helpers.
+
+    python benchmarks/bench_kernels.py --dry-run        # CPU: compile everything for sm_90
+    python benchmarks/bench_kernels.py --out DIR        # GPU: verify, then time
+    python benchmarks/bench_kernels.py --no-bench       # GPU: verify only (= verify_gpu.py)
+
+Writes ``results.json`` and ``results.md`` to --out; exits non-zero when a ws_solver
+strategy (none/heuristic/optimal) fails to compile, verify or fell back to another strategy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import verify_gpu  # noqa: E402
+from corpus import kernels as corpus_kernels  # noqa: E402
+
+STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal")
+VERIFY_ONLY = ("triton_racy",)
+OURS = frozenset({"none", "heuristic", "optimal"})
+DROPIN = frozenset({"none", "triton", "heuristic", "optimal"})
+DESCRIPTION = {
+    "none": "ws_solver, no warp specialization",
+    "builtin": "Triton 3.6 built-in sm_90 path (plain triton.compile)",
+    "triton": "Triton's partitioner, generic route + ws_solver Hopper fix",
+    "heuristic": "ws_solver heuristic plan + Hopper fix",
+    "optimal": "ws_solver CP-SAT plan + Hopper fix",
+    "triton_racy": "Triton's partitioner, generic route, no fix (expected to fail)",
+}
+# Sizes that fill the H200 (make_inputs arguments).
+BENCH: dict[str, dict] = {
+    "gemm_tma": {"size": 8192},
+    "gemm_pointer": {"size": 8192},
+    "gemm_persistent": {"size": 8192},
+    "gemm_fp8": {"size": 8192},
+    "gemm_cond_reset": {"size": 8192},
+    "gemm_grouped": {"size": 8192},
+    "attention_fwd": {"size": 8192, "batch": 4, "heads": 32},
+    "attention_bwd": {"size": 4096, "batch": 4, "heads": 32},
+    "row_reduce": {"size": 16384},
+}
+TARGETS = {"gemm": 0.95, "attention_fwd": 1.0}  # ratio to the vendor reference to beat
+COMPILE_TIMEOUT_S = 90  # normal compiles take < 15 s; a hung pass is reported
+STALL_S = 120  # no progress for this long: save what we have and exit (a hung kernel)
+
+
+@dataclass(frozen=True)
+class Job:
+    kernel: str
+    config: str
+    strategy: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.kernel}.{self.config}.{self.strategy}"
+
+
+def all_jobs(kernels: list[str], strategies: list[str]) -> list[Job]:
+    return [
+        Job(k, c, s) for k in kernels for c in corpus_kernels.load(k).CONFIGS for s in strategies
+    ]
+
+
+# -- compiling ---------------------------------------------------------------------------------
+def make_source(kernel: str, config_name: str) -> Any:
+    """The ASTSource corpus/dump.py compiles: same signature, constexprs and hints."""
+    from triton.compiler import ASTSource
+
+    from corpus.dump import _attrs
+
+    module = corpus_kernels.load(kernel)
+    config = module.CONFIGS[config_name]
+    sig = module.signature(config)
+    return ASTSource(
+        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
+    )
+
+
+@contextlib.contextmanager
+def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
+    """Install the strategy's stages hook and Triton cache directory for the block."""
+    from triton import knobs
+
+    if strategy in DROPIN:
+        import ws_solver.triton as wst
+
+        wst.enable(strategy, cache_dir=cache_root)
+        try:
+            yield
+        finally:
+            wst.disable()
+        return
+    with knobs.cache.scope(), knobs.runtime.scope():
+        knobs.cache.dir = str(cache_root / strategy)
+        if strategy == "builtin":
+            knobs.runtime.add_stages_inspection_hook = None
+        elif strategy == "triton_racy":
+            knobs.runtime.add_stages_inspection_hook = _racy_hook
+        else:
+            raise ValueError(f"unknown strategy {strategy!r}")
+        yield
+
+
+def _racy_hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
+    """The generic route with Triton's partitioner and no release fix (what 3.6 does)."""
+    from ws_solver.triton.pipeline import make_ttgir_stage
+
+    if capability >= 90 and "ttgir" in stages:
+        stages["ttgir"] = make_ttgir_stage(lambda text: text, options, capability)
+
+
+def compile_job(job: Job, cache_root: Path, capability: int = 90) -> tuple[Any, dict]:
+    """Compile (or load from the strategy's cache) one variant: (CompiledKernel | None, info)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    module = corpus_kernels.load(job.kernel)
+    config = module.CONFIGS[job.config]
+    info: dict = {"job": job.name, "kernel": job.kernel, "config": job.config}
+    info["strategy"] = job.strategy
+    start = time.perf_counter()
+    compiled = None
+    with strategy_scope(job.strategy, cache_root):
+        try:
+            compiled = triton.compile(
+                make_source(job.kernel, job.config),
+                target=GPUTarget("cuda", capability, 32),
+                options=corpus_kernels.options(config),
+            )
+        except Exception as e:
+            info["error"] = _first_error_line(e)
+        if job.strategy in DROPIN:
+            import ws_solver.triton as wst
+
+            report = wst.last_compile_report()
+            if report is not None:
+                info["dropin"] = _dropin_summary(report.to_dict())
+    info["compile_s"] = round(time.perf_counter() - start, 2)
+    if compiled is not None:
+        info.update(describe(compiled))
+    return compiled, info
+
+
+def _dropin_summary(report: dict) -> dict:
+    return {
+        "strategy_used": report.get("strategy_used"),
+        "fallbacks": [
+            {"strategy": f.get("strategy"), "reason": str(f.get("reason", ""))[:300]}
+            for f in report.get("fallbacks", [])
+        ],
+        "loops": [
+            {
+                k: loop.get(k)
+                for k in ("loop", "specialized", "reason", "ii", "objective", "status", "ops")
+                if k in loop
+            }
+            | {"partitions": len(loop.get("partitions", []) or [])}
+            for loop in report.get("loops", [])
+        ],
+        "lowered": report.get("lowered", []),
+        "notes": report.get("notes", [])[:10],
+        "setmaxnreg": report.get("setmaxnreg"),
+    }
+
+
+def describe(compiled: Any) -> dict:
+    """Warps, shared memory, warp_specialize ops/partitions and a static release check."""
+    from ws_solver.triton.hopper import check_releases
+
+    md = compiled.metadata
+    ttgir = compiled.asm.get("ttgir", "")
+    out = {
+        "num_warps": getattr(md, "num_warps", None),
+        "num_stages": getattr(md, "num_stages", None),
+        "shared_bytes": getattr(md, "shared", None),
+        "warp_specialize_ops": ttgir.count("ttg.warp_specialize("),
+        "partition_regions": len(re.findall(r"^\s*partition\d+\(", ttgir, re.MULTILINE)),
+        "partition_warps": [
+            int(w) for w in re.findall(r"^\s*partition\d+\(.*num_warps\((\d+)\)", ttgir, re.M)
+        ],
+        "requested_registers": re.findall(r"requestedRegisters = array<i32: ([\d, ]*)>", ttgir),
+    }
+    try:
+        races = check_releases(ttgir) if "ttng.warp_group_dot" in ttgir else []
+        out["static_races"] = len(races)
+        out["static_race_example"] = races[0] if races else ""
+    except Exception as e:  # the checker reads our own parser's view of Triton's text
+        out["static_races"] = None
+        out["static_race_example"] = f"checker failed: {_first_error_line(e)}"
+    return out
+
+
+def _first_error_line(e: BaseException) -> str:
+    text = str(e).strip()
+    lines = [ln for ln in text.splitlines() if "error:" in ln] or text.splitlines() or [""]
+    return f"{type(e).__name__}: {lines[0].strip()[:300]}"
+
+
+def _build_launcher(compiled: Any, cache_root: Path) -> None:
+    """Build the C launcher into one shared cache (it does not depend on the strategy)."""
+    from triton import knobs
+
+    with knobs.cache.scope():
+        knobs.cache.dir = str(cache_root / "launchers")
+        compiled._init_handles()
+
+
+def compile_many(
+    jobs: list[Job], cache_root: Path, capability: int, parallel: int, build_launcher: bool
+) -> dict[str, dict]:
+    """Compile each job in its own subprocess (a crashing compile takes only itself down)."""
+    order = sorted(jobs, key=lambda j: (j.strategy != "optimal", j.kernel, j.config))
+    workdir = Path(tempfile.mkdtemp(prefix="ws_bench_compile_"))
+
+    def one(job: Job) -> dict:
+        out = workdir / f"{job.name}.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--compile-one", job.kernel]
+        cmd += [job.config, job.strategy, "--cache-root", str(cache_root)]
+        cmd += ["--capability", str(capability), "--json-out", str(out)]
+        if build_launcher:
+            cmd.append("--build-launcher")
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=REPO_ROOT
+            )
+        except subprocess.TimeoutExpired:
+            return {"job": job.name, "error": f"compile timed out after {COMPILE_TIMEOUT_S} s"}
+        if out.exists():
+            return json.loads(out.read_text())
+        tail = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()][-3:]
+        return {
+            "job": job.name,
+            "error": f"compile process died (rc {proc.returncode}): {' | '.join(tail)[:400]}",
+            "compile_s": round(time.perf_counter() - start, 2),
+        }
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        infos = list(pool.map(one, order))
+    return {i["job"]: i for i in infos}
+
+
+def _compile_one_main(args: argparse.Namespace) -> int:
+    kernel, config, strategy = args.compile_one
+    job = Job(kernel, config, strategy)
+    compiled, info = compile_job(job, Path(args.cache_root), args.capability)
+    if compiled is not None and args.build_launcher:
+        try:
+            _build_launcher(compiled, Path(args.cache_root))
+            info["n_regs"] = getattr(compiled, "n_regs", None)
+            info["n_spills"] = getattr(compiled, "n_spills", None)
+        except Exception as e:
+            info["launcher_error"] = _first_error_line(e)
+    Path(args.json_out).write_text(json.dumps(info, default=str))
+    return 0
+
+
+# -- launching ---------------------------------------------------------------------------------
+class Bound:
+    """Stands in for a module's @triton.jit KERNEL: `KERNEL[grid](*args, **kw)` launches a
+    CompiledKernel with the arguments bound the way the JIT binds them."""
+
+    def __init__(self, fn: Any, compiled: Any) -> None:
+        self.fn = fn
+        self.compiled = compiled
+        self.names = list(fn.arg_names)
+        self.defaults = {p.name: p.default for p in fn.params if getattr(p, "has_default", False)}
+
+    def __getitem__(self, grid: Any):
+        grid3 = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        runner = self.compiled[grid3]
+
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            for key in corpus_kernels.OPTION_KEYS:
+                kwargs.pop(key, None)
+            values = dict(zip(self.names, args, strict=False))
+            values.update(kwargs)
+            runner(*[values[n] if n in values else self.defaults[n] for n in self.names])
+            return self.compiled
+
+        return launch
+
+
+@contextlib.contextmanager
+def bound(module: Any, compiled: Any) -> Iterator[None]:
+    original = module.KERNEL
+    module.KERNEL = Bound(original, compiled)
+    try:
+        yield
+    finally:
+        module.KERNEL = original
+
+
+# -- vendor references -------------------------------------------------------------------------
+def kernel_work(kernel: str, config: dict, inputs: dict) -> tuple[float, str]:
+    """(operations or bytes, unit) of one launch: FLOP for matmul kernels, bytes otherwise."""
+    if kernel.startswith("gemm"):
+        a, c = inputs["a"], inputs["c"]
+        return 2.0 * a.shape[0] * c.shape[1] * a.shape[1], "TFLOP/s"
+    if kernel == "attention_fwd":
+        z, h, n, d = inputs["q"].shape
+        return 4.0 * z * h * n * n * d * (0.5 if inputs["causal"] else 1.0), "TFLOP/s"
+    if kernel == "attention_bwd":
+        z, h, n, d = inputs["q"].shape
+        return 8.0 * z * h * n * n * d, "TFLOP/s"  # dK, dV: four N x N x D products
+    if kernel == "row_reduce":
+        x = inputs["x"]
+        return float(x.numel() * x.element_size() + x.shape[0] * 4), "GB/s"
+    raise KeyError(kernel)
+
+
+def vendor(kernel: str, config: dict, inputs: dict) -> dict | None:
+    """The vendor-library reference for the same problem: fn, its work, label, output."""
+    import torch
+    import torch.nn.functional as F
+
+    if kernel in ("gemm_tma", "gemm_persistent"):
+        a, b = inputs["a"], inputs["b"]
+        return {"fn": lambda: a @ b.T, "label": "cuBLAS (torch.matmul fp16)"}
+    if kernel == "gemm_pointer":
+        a, b = inputs["a"], inputs["b"]
+        return {"fn": lambda: a @ b, "label": "cuBLAS (torch.matmul fp16)"}
+    if kernel in ("gemm_fp8", "gemm_cond_reset"):
+        a, b = inputs["a"], inputs["b"]
+        sa, sb = inputs["a_scale"], inputs["b_scale"]
+        sa = (sa[:, :1] if sa.dim() == 2 else sa[:, None]).float().contiguous()
+        sb = (sb[:, 0] if sb.dim() == 2 else sb)[None, :].float().contiguous()
+
+        def fn():
+            return torch._scaled_mm(a, b.T, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+        label = "torch._scaled_mm fp8 row-wise"
+        if kernel == "gemm_cond_reset":
+            label += " (proxy: no per-K-group scales)"
+        return {"fn": fn, "label": label}
+    if kernel == "gemm_grouped":
+        a, b, n = inputs["a"], inputs["b"], inputs["c"].shape[1]
+        bounds, start = [], 0
+        for g, count in enumerate(inputs["counts"]):
+            bounds.append((a[start : start + count], b[g * n : (g + 1) * n]))
+            start += count
+        return {
+            "fn": lambda: [x @ w.T for x, w in bounds],
+            "label": "cuBLAS, one torch.matmul per group",
+        }
+    if kernel == "attention_fwd":
+        q, k, v = inputs["q"], inputs["k"], inputs["v"]
+        causal, scale = inputs["causal"], inputs["sm_scale"]
+        return {
+            "fn": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
+            "label": "torch SDPA",
+        }
+    if kernel == "attention_bwd":
+        q, k, v = (inputs[x].detach().requires_grad_() for x in ("q", "k", "v"))
+        out = F.scaled_dot_product_attention(q, k, v, scale=inputs["sm_scale"])
+        do = inputs["do"]
+        z, h, n, d = q.shape
+        return {
+            "fn": lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True),
+            "label": "torch SDPA backward (dQ, dK, dV; proxy)",
+            "work": 10.0 * z * h * n * n * d,
+        }
+    if kernel == "row_reduce":
+        x, eps = inputs["x"], inputs["eps"]
+        return {
+            "fn": lambda: torch.rsqrt(
+                torch.linalg.vector_norm(x, dim=1, dtype=torch.float32) ** 2 / x.shape[1] + eps
+            ),
+            "label": "torch (vector_norm + rsqrt)",
+        }
+    return None
+
+
+# -- timing ------------------------------------------------------------------------------------
+def bench_kernel(kernel: str, compiled: dict[tuple[str, str], Any], results: list[dict]) -> None:
+    """Time every verified variant of `kernel` and its vendor reference at the bench size."""
+    import torch
+    from triton.testing import do_bench
+
+    module = corpus_kernels.load(kernel)
+    spec = BENCH[kernel]
+    names = verify_gpu.outputs_of(kernel)
+    for config_name, config in module.CONFIGS.items():
+        rows = [r for r in results if r["kernel"] == kernel and r["config"] == config_name]
+        todo = [
+            r for r in rows if r.get("verify", {}).get("passed") and r["strategy"] in STRATEGIES
+        ]
+        if not todo:
+            continue
+        _progress[0] = time.monotonic()
+        kwargs = {k: v for k, v in spec.items() if k != "size"}
+        inputs = module.make_inputs(config, spec["size"], 1234, **kwargs)
+        work, unit = kernel_work(kernel, config, inputs)
+        scale = 1e-12 if unit == "TFLOP/s" else 1e-9
+        ref = vendor(kernel, config, inputs)
+        vendor_rate, vendor_out = None, None
+        if ref is not None:
+            try:
+                vendor_out = ref["fn"]()
+                ms = do_bench(ref["fn"], warmup=25, rep=100, return_mode="median")
+                vendor_rate = ref.get("work", work) * scale / (ms * 1e-3)
+                vendor_row = {"ms": ms, "rate": vendor_rate, "label": ref["label"], "unit": unit}
+            except Exception as e:
+                vendor_row = {"label": ref["label"], "error": _first_error_line(e)}
+        else:
+            vendor_row = {"label": "none"}
+        check = _bench_check(kernel, module, inputs, vendor_out)
+        for row in todo:
+            _progress[0] = time.monotonic()
+            with bound(module, compiled[(row["job"], "kernel")]):
+                try:
+                    verify_gpu.poison(inputs, names)
+                    out = verify_gpu.as_tuple(module.launch(config, inputs))
+                    torch.cuda.synchronize()
+                    err = check(out)
+                    ms = do_bench(
+                        lambda config=config, inputs=inputs: module.launch(config, inputs),
+                        warmup=25,
+                        rep=100,
+                        return_mode="median",
+                    )
+                    rate = work * scale / (ms * 1e-3)
+                    row["bench"] = {
+                        "size": spec,
+                        "ms": ms,
+                        "rate": rate,
+                        "unit": unit,
+                        "rel_err_at_size": err,
+                        "vendor": vendor_row,
+                        "ratio_to_vendor": (rate / vendor_rate) if vendor_rate else None,
+                    }
+                    if err is not None and err > verify_gpu.TOLERANCE:
+                        row["bench"]["failed"] = f"rel err {err:.3g} at the bench size"
+                except Exception as e:
+                    row["bench"] = {"error": _first_error_line(e), "vendor": vendor_row}
+        del inputs, vendor_out
+        torch.cuda.empty_cache()
+
+
+def _bench_check(kernel: str, module: Any, inputs: dict, vendor_out: Any):
+    """Relative error at the bench size: fp32 reference where cheap, else the vendor's."""
+    if kernel in ("attention_fwd", "attention_bwd"):
+        if vendor_out is None:
+            return lambda out: None
+        want = verify_gpu.as_tuple(vendor_out)
+        if kernel == "attention_bwd":
+            want = want[1:3]  # (dK, dV)
+        return lambda out: max(
+            verify_gpu.relative_error(o.float(), w.float()) for o, w in zip(out, want, strict=False)
+        )
+    ref = verify_gpu.as_tuple(module.reference(inputs))
+    return lambda out: max(verify_gpu.relative_error(o, r) for o, r in zip(out, ref, strict=True))
+
+
+# -- statistics --------------------------------------------------------------------------------
+def _ranks(xs: list[float]) -> list[float]:
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    if len(xs) < 3:
+        return None
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    vy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (vx * vy) if vx and vy else None
+
+
+def modeled_ii(row: dict) -> int | None:
+    loops = (row.get("compile") or {}).get("dropin", {}).get("loops") or []
+    iis = [loop.get("ii") for loop in loops if isinstance(loop.get("ii"), (int, float))]
+    return sum(iis) if iis else None
+
+
+def correlations(results: list[dict]) -> dict[str, dict]:
+    out = {}
+    for kernel in sorted({r["kernel"] for r in results}):
+        pts = [
+            (modeled_ii(r), r["bench"]["ms"])
+            for r in results
+            if r["kernel"] == kernel
+            and r["strategy"] in OURS
+            and "ms" in (r.get("bench") or {})
+            and modeled_ii(r) is not None
+        ]
+        out[kernel] = {
+            "points": len(pts),
+            "spearman": spearman([p[0] for p in pts], [p[1] for p in pts]),
+        }
+    return out
+
+
+# -- reporting ---------------------------------------------------------------------------------
+def status_of(row: dict) -> str:
+    comp = row.get("compile") or {}
+    if comp.get("error"):
+        return "COMPILE-ERROR"
+    used = (comp.get("dropin") or {}).get("strategy_used")
+    if row["strategy"] in DROPIN and used and used != row["strategy"]:
+        return f"FALLBACK->{used}"
+    ver = row.get("verify")
+    if ver is None:
+        return "compiled" if row.get("dry_run") else "not-run"
+    if not ver.get("passed"):
+        return "FAILED"
+    if (row.get("bench") or {}).get("failed") or (row.get("bench") or {}).get("error"):
+        return "FAILED@size"
+    return "ok"
+
+
+def is_our_failure(row: dict) -> bool:
+    return row["strategy"] in OURS and status_of(row) not in ("ok", "compiled")
+
+
+def environment(args: argparse.Namespace) -> dict:
+    env: dict = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "git_revision": os.environ.get("WS_GIT_REV") or _git_rev(),
+        "python": platform.python_version(),
+        "dry_run": args.dry_run,
+    }
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except Exception:
+        pass
+    if not args.dry_run:
+        import torch
+
+        env["torch"] = torch.__version__
+        env["cuda"] = torch.version.cuda
+        env["gpu"] = torch.cuda.get_device_name(0)
+        env["sms"] = torch.cuda.get_device_properties(0).multi_processor_count
+    return env
+
+
+def _git_rev() -> str:
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
+        ).stdout.strip()
+        return rev or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _fmt(x: Any, spec: str = ".3g") -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return "inf" if math.isinf(x) else format(x, spec)
+    return str(x)
+
+
+def markdown(env: dict, results: list[dict], corr: dict) -> str:
+    lines = [
+        f"# GPU results {env['date']}",
+        "",
+        f"- GPU: {env.get('gpu', '(dry run, no GPU)')}; SMs: {env.get('sms', '-')}",
+        f"- Triton {env.get('triton')}, torch {env.get('torch', '-')}, CUDA {env.get('cuda', '-')},"
+        f" Python {env['python']}",
+        f"- git revision measured: {env['git_revision']}",
+        "- strategies: " + "; ".join(f"`{k}`: {v}" for k, v in DESCRIPTION.items()),
+        "",
+        "## Correctness",
+        "",
+        "| kernel | config | strategy | status | max rel err (3 seeds) | repeat diffs |"
+        " warps | WS ops / partitions | static races | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        comp = r.get("compile") or {}
+        ver = r.get("verify") or {}
+        notes = comp.get("error") or ver.get("why") or ""
+        fb = (comp.get("dropin") or {}).get("fallbacks") or []
+        if fb and not notes:
+            notes = f"{fb[0]['strategy']}: {fb[0]['reason']}"
+        lines.append(
+            f"| {r['kernel']} | {r['config']} | {r['strategy']} | {status_of(r)} | "
+            f"{_fmt(ver.get('max_rel_err'))} | {_fmt(ver.get('nondeterministic_launches'))} | "
+            f"{_fmt(comp.get('num_warps'))} | {_fmt(comp.get('warp_specialize_ops'))} / "
+            f"{_fmt(comp.get('partition_regions'))} | {_fmt(comp.get('static_races'))} | "
+            f"{notes.replace('|', '/')[:160]} |"
+        )
+    timed = [r for r in results if "ms" in (r.get("bench") or {})]
+    if timed:
+        lines += [
+            "",
+            "## Speed (median of do_bench; ratio = rate / vendor rate, same run)",
+            "",
+            "| kernel | config | strategy | ms | rate | unit | vendor | vendor rate | ratio |"
+            " regs | smem KiB | WS partitions | modeled II |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in timed:
+            b, comp = r["bench"], r.get("compile") or {}
+            v = b.get("vendor") or {}
+            smem = comp.get("shared_bytes")
+            lines.append(
+                f"| {r['kernel']} | {r['config']} | {r['strategy']} | {b['ms']:.3f} | "
+                f"{b['rate']:.1f} | {b['unit']} | {v.get('label', '-')} | "
+                f"{_fmt(v.get('rate'), '.1f')} | {_fmt(b.get('ratio_to_vendor'), '.3f')} | "
+                f"{_fmt(comp.get('n_regs'))} | {_fmt(smem / 1024 if smem else None, '.0f')} | "
+                f"{1 + comp['partition_regions'] if comp.get('warp_specialize_ops') else 1} | "
+                f"{_fmt(modeled_ii(r))} |"
+            )
+        lines += ["", "## Modeled II vs measured time (Spearman, ws_solver strategies)", ""]
+        for kernel, c in corr.items():
+            lines.append(f"- {kernel}: rho = {_fmt(c['spearman'], '.2f')} ({c['points']} points)")
+        lines += ["", "## Targets (best verified variant per kernel vs the vendor, same run)", ""]
+        lines += _targets(results)
+    return "\n".join(lines) + "\n"
+
+
+def _targets(results: list[dict]) -> list[str]:
+    out = []
+    for kernel in sorted({r["kernel"] for r in results}):
+        best: dict[str, dict] = {}
+        for r in results:
+            b = r.get("bench") or {}
+            if r["kernel"] != kernel or "rate" not in b or b.get("failed"):
+                continue
+            if r["strategy"] not in best or b["rate"] > best[r["strategy"]]["bench"]["rate"]:
+                best[r["strategy"]] = r
+        if not best:
+            continue
+        target = TARGETS["gemm"] if kernel.startswith("gemm") else TARGETS.get(kernel)
+        parts = []
+        for s in STRATEGIES:
+            if s in best:
+                ratio = best[s]["bench"].get("ratio_to_vendor")
+                parts.append(f"{s} {_fmt(ratio, '.3f')} ({best[s]['config']})")
+        goal = f"target >= {target}x" if target else "no target"
+        out.append(f"- {kernel} ({goal}): " + ", ".join(parts))
+    return out
+
+
+def print_table(results: list[dict]) -> None:
+    print(f"\n{'variant':<58} {'status':<16} {'rel err':>9} {'rate':>8} {'ratio':>6} {'WS':>3}")
+    for r in results:
+        b = r.get("bench") or {}
+        comp = r.get("compile") or {}
+        print(
+            f"{r['kernel'] + '.' + r['config'] + '.' + r['strategy']:<58} {status_of(r):<16} "
+            f"{_fmt((r.get('verify') or {}).get('max_rel_err')):>9} "
+            f"{_fmt(b.get('rate'), '.1f'):>8} {_fmt(b.get('ratio_to_vendor'), '.3f'):>6} "
+            f"{_fmt(comp.get('warp_specialize_ops')):>3}"
+        )
+
+
+# -- main --------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", default=",".join(corpus_kernels.KERNEL_MODULES))
+    parser.add_argument("--configs", default="", help="only configs whose name contains this")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES + VERIFY_ONLY))
+    parser.add_argument("--bench-kernels", default="", help="time only these kernels")
+    parser.add_argument("--dry-run", action="store_true", help="compile for sm_90, no GPU")
+    parser.add_argument("--no-bench", action="store_true", help="verify only")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "bench_out")))
+    parser.add_argument("--cache-root", type=Path, default=None)
+    parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument("--capability", type=int, default=90)
+    parser.add_argument("--compile-one", nargs=3, metavar=("KERNEL", "CONFIG", "STRATEGY"))
+    parser.add_argument("--json-out", default=None)
+    parser.add_argument("--build-launcher", action="store_true")
+    args = parser.parse_args(argv)
+    if args.compile_one:
+        return _compile_one_main(args)
+
+    kernels = [k for k in args.kernels.split(",") if k]
+    strategies = [s for s in args.strategies.split(",") if s]
+    jobs = [j for j in all_jobs(kernels, strategies) if args.configs in j.config]
+    cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
+    infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
+    print(f"compiled in {time.perf_counter() - start:.0f} s", flush=True)
+    results = [
+        {
+            "job": j.name,
+            "kernel": j.kernel,
+            "config": j.config,
+            "strategy": j.strategy,
+            "compile": infos.get(j.name, {"error": "no compile record"}),
+            "dry_run": args.dry_run,
+        }
+        for j in jobs
+    ]
+    env = environment(args)
+    save = _saver(args.out, env, results)
+    save()
+    if not args.dry_run:
+        _watchdog(save)
+        compiled = _verify_all(results, cache_root, save)
+        if not args.no_bench:
+            bench = [k for k in (args.bench_kernels or args.kernels).split(",") if k in BENCH]
+            for kernel in bench:
+                print(f"timing {kernel}", flush=True)
+                bench_kernel(kernel, compiled, results)
+                save()
+    save()
+    print_table(results)
+    failures = [r["job"] for r in results if is_our_failure(r)]
+    print(f"\n{len(results)} variants, {len(failures)} failures of ws_solver strategies")
+    for name in failures:
+        print(f"  FAILED {name}")
+    print(f"total {time.perf_counter() - start:.0f} s; results in {args.out}")
+    return 1 if failures else 0
+
+
+_progress = [time.monotonic()]
+
+
+def _saver(out: Path, env: dict, results: list[dict]):
+    def save() -> None:
+        _progress[0] = time.monotonic()
+        corr = correlations(results)
+        payload = {"environment": env, "results": results, "spearman": corr}
+        (out / "results.json").write_text(json.dumps(payload, indent=1, default=str))
+        (out / "results.md").write_text(markdown(env, results, corr))
+
+    return save
+
+
+def _watchdog(save) -> None:
+    """A kernel that never finishes stalls the process: record that and exit."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(5)
+            if time.monotonic() - _progress[0] > STALL_S:
+                print(f"\nSTALLED: no progress for {STALL_S} s (hung kernel?)", flush=True)
+                with contextlib.suppress(Exception):
+                    save()
+                os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _verify_all(results: list[dict], cache_root: Path, save) -> dict:
+    """Load each compiled variant and run the correctness checks; returns the kernels."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    compiled: dict = {}
+    for row in results:
+        if (row["compile"] or {}).get("error"):
+            continue
+        job = Job(row["kernel"], row["config"], row["strategy"])
+        try:
+            kernel, _ = compile_job(job, cache_root)  # served from the strategy's cache
+            _build_launcher(kernel, cache_root)
+            row["compile"]["n_regs"] = getattr(kernel, "n_regs", None)
+            row["compile"]["n_spills"] = getattr(kernel, "n_spills", None)
+        except Exception as e:
+            row["verify"] = {"passed": False, "why": f"load failed: {_first_error_line(e)}"}
+            continue
+        compiled[(row["job"], "kernel")] = kernel
+        module = corpus_kernels.load(row["kernel"])
+        config = module.CONFIGS[row["config"]]
+        t0 = time.perf_counter()
+        row["verify"] = {"in_progress": True, "passed": False, "why": "did not finish (hang?)"}
+        save()
+        with bound(module, kernel):
+            row["verify"] = verify_gpu.check_variant(module, row["kernel"], config)
+        row["verify"]["wall_s"] = round(time.perf_counter() - t0, 2)
+        row["verify"]["in_progress"] = False
+        save()
+        print(
+            f"verify {row['job']:<60} {status_of(row):<14} "
+            f"{_fmt(row['verify'].get('max_rel_err'))} {row['verify'].get('why', '')[:80]}",
+            flush=True,
+        )
+    return compiled
+
+
+if __name__ == "__main__":
+    sys.exit(main())
