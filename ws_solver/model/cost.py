@@ -20,7 +20,7 @@ from functools import cache
 from math import ceil
 
 from .graph import LoopGraph
-from .kinds import NodeKind, NodeRole
+from .kinds import CONTROL_FLOW, NodeKind, NodeRole
 from .plan import CHANNEL_DEPTHS, Channel, Plan, complete_assignment, is_assignable, is_duplicable
 from .target import Target
 
@@ -43,8 +43,10 @@ class CostParams:
     # Registers per thread every partition needs besides its tensors (indices, addresses,
     # loop control, predicates).
     base_registers: int = 24
-    # Objective = II * II_WEIGHT + tie-break; II_WEIGHT exceeds any tie-break value.
-    ii_weight: int = 1 << 24
+    # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits). The
+    # objective must stay below 2**53 (CP-SAT reports objective values as doubles), which
+    # leaves II up to 2**17 cycles; `evaluate` checks both.
+    ii_weight: int = 1 << 36
 
 
 PARAMS = CostParams()
@@ -201,8 +203,8 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
         moved = node.out_bytes if name == "ttng.tmem_load" else _operand_bytes(graph, node_id)
         if name in ("ttng.tmem_load", "ttng.tmem_store"):
             busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
-            if name == "ttng.tmem_load":
-                min_warps = max(target.tmem_reader_warps, 1)
+            # A warp reaches only its own 32 TMEM lanes: both directions need a warp group.
+            min_warps = max(target.tmem_reader_warps, 1)
         else:
             busy = const
     elif kind == NodeKind.SFU:
@@ -216,7 +218,7 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
         moved = _view_traffic(graph, node_id)
         units["smem"] = ceil(moved / rates.smem_bytes_per_cycle)
         busy = dict.fromkeys(warp_options, units["smem"])
-    elif kind == NodeKind.SCALAR or node.role != NodeRole.OP or not node.elements:
+    elif kind == NodeKind.SCALAR or node.op_name in CONTROL_FLOW or not node.elements:
         busy = const
     else:  # NONE: elementwise tensor arithmetic, one instruction per element
         units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
@@ -454,9 +456,26 @@ def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> in
     return need
 
 
-def tiebreak(partitions: int, warps: int, register_steps: int, channels: int, depth: int) -> int:
+# Bit widths of the tie-break fields, most significant first. The tie-break is linear (the
+# CP-SAT objective uses the same function on solver expressions), so fields are not clamped:
+# widths are sized for loops far larger than the corpus and `evaluate` checks them.
+TIEBREAK_BITS = (3, 6, 8, 9, 10)  # partitions, warps, register steps, channels, stages
+
+
+def tiebreak(partitions, warps, register_steps, channels, depth):
     """Lexicographic: fewer partitions, then warps, registers, channels, channel stages."""
-    return (((partitions * 64 + warps) * 256 + register_steps) * 128 + channels) * 64 + depth
+    value = 0
+    for bits, v in zip(
+        TIEBREAK_BITS, (partitions, warps, register_steps, channels, depth), strict=True
+    ):
+        value = value * (1 << bits) + v
+    return value
+
+
+def _check_tiebreak_fields(*fields: int) -> None:
+    for bits, v in zip(TIEBREAK_BITS, fields, strict=True):
+        if not 0 <= v < (1 << bits):
+            raise ValueError(f"tie-break field {v} exceeds {bits} bits; widen TIEBREAK_BITS")
 
 
 def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> Cost:
@@ -508,13 +527,17 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
     )
     smem, tmem = shared_and_tensor_memory(plan, table)
     reg_steps = sum(p.registers // target.setmaxnreg_step for p in plan.partitions)
-    tb = tiebreak(
+    fields = (
         len(plan.partitions),
         sum(p.warps for p in plan.partitions),
         reg_steps,
         len(plan.channels),
         sum(c.depth for c in plan.channels),
     )
+    _check_tiebreak_fields(*fields)
+    if ii >= (1 << 53) // params.ii_weight:
+        raise ValueError(f"modeled II {ii} is too large for an exact objective")
+    tb = tiebreak(*fields)
     return Cost(
         ii=ii,
         objective=ii * params.ii_weight + tb,
