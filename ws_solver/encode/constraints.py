@@ -1,0 +1,289 @@
+"""Constraint groups of the exact model: one small function per group, in build order.
+
+Each function creates the variables its group defines and records every constraint under the
+group's name (`Encoding.add`). The rules mirror `model.cost.violations` and
+`model.plan.complete_assignment` one for one, so that a solution decodes into a Plan that
+passes `plan.check`.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from ortools.sat.python.cp_model import LinearExpr
+
+from ..model.cost import padded_warps
+from ..model.kinds import NodeRole
+from ..model.plan import CHANNEL_DEPTHS
+from .objective import ii_lower_bound
+from .variables import Encoding
+
+
+def assign_nodes(enc: Encoding) -> None:
+    """assignment: x[n,p]; each assignable node runs in one partition (duplicable: >= 1)."""
+    model, table = enc.model, enc.table
+    for n in table.assignable:
+        row = []
+        for p in range(enc.partitions):
+            enc.x[n, p] = enc.member[n, p] = enc.bool(f"x[{n},{p}]")
+            row.append(enc.x[n, p])
+        if n in table.duplicable:
+            enc.add("assignment", model.add_bool_or(row))
+        else:
+            enc.add("assignment", model.add_exactly_one(row))
+
+
+def mark_used(enc: Encoding) -> None:
+    """partitions: used[p] iff p runs an assignable node; partition 0 always; ids contiguous."""
+    model = enc.model
+    for p in range(enc.partitions):
+        used = enc.bool(f"used[{p}]")
+        column = [enc.x[n, p] for n in enc.table.assignable]
+        enc.add("partitions", model.add_bool_or(column), used)
+        for lit in column:
+            enc.add("partitions", model.add_implication(lit, used))
+        enc.used.append(used)
+    enc.add("partitions", model.add(enc.used[0] == 1))
+    for p in range(1, enc.partitions - 1):
+        enc.add("partitions", model.add_implication(enc.used[p + 1], enc.used[p]))
+
+
+def derive_membership(enc: Encoding) -> None:
+    """membership: region ops run where their children run; terminators and followers where
+    their parent runs (the loop's own terminator: in every used partition)."""
+    graph, table = enc.graph, enc.table
+    assignable = set(table.assignable)
+    children: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
+    for node in graph.nodes:
+        if node.parent is not None:
+            children[node.parent].append(node.id)
+
+    def is_region(node) -> bool:
+        follower = node.role == NodeRole.TERMINATOR or node.follows_parent
+        return node.id not in assignable and not follower
+
+    # Children come after their region op, so walking backwards sees nested regions first.
+    for node in reversed(graph.nodes):
+        if not is_region(node):
+            continue
+        kids = [c for c in children[node.id] if c in assignable or is_region(graph.nodes[c])]
+        for p in range(enc.partitions):
+            if kids:
+                lits = [enc.member[c, p] for c in kids]
+                enc.member[node.id, p] = enc.any_of("membership", lits, f"m[{node.id},{p}]")
+            else:
+                enc.member[node.id, p] = enc.true if p == 0 else ~enc.true
+    for node in graph.nodes:
+        if node.role == NodeRole.TERMINATOR or node.follows_parent:
+            for p in range(enc.partitions):
+                parent = enc.used[p] if node.parent is None else enc.member[node.parent, p]
+                enc.member[node.id, p] = parent
+
+
+def break_symmetry(enc: Encoding) -> None:
+    """symmetry: partitions 1..P-1 in first-use order: p's lowest node is not below p-1's."""
+    if not enc.options.symmetry_breaking:
+        return
+    nodes = sorted(enc.table.assignable)
+    for p in range(2, enc.partitions):
+        for i, n in enumerate(nodes):
+            earlier = [enc.x[m, p - 1] for m in nodes[: i + 1]]
+            enc.add("symmetry", enc.model.add_bool_or([~enc.x[n, p], *earlier]))
+
+
+def choose_warps(enc: Encoding) -> None:
+    """warps: one warp count per used partition (none for unused ones)."""
+    for p in range(enc.partitions):
+        row = []
+        for k in enc.table.warp_options:
+            enc.warps[p, k] = enc.bool(f"w[{p},{k}]")
+            row.append(enc.warps[p, k])
+        enc.add("warps", enc.model.add(sum(row) == enc.used[p]))
+
+
+def fix_default_warps(enc: Encoding) -> None:
+    """default_warps: partition 0 runs in Triton's default region, with the kernel's
+    num_warps, once the loop is specialized."""
+    if enc.partitions > 1:
+        default = enc.warps[0, enc.graph.num_warps]
+        enc.add("default_warps", enc.model.add_bool_or([default]), enc.multi)
+
+
+def choose_registers(enc: Encoding) -> None:
+    """registers: setmaxnreg = step * reg_steps[p], a legal value for used partitions, else 0."""
+    t = enc.target
+    lo, hi = t.setmaxnreg_min // t.setmaxnreg_step, t.setmaxnreg_max // t.setmaxnreg_step
+    for p in range(enc.partitions):
+        steps = enc.model.new_int_var(0, hi, f"regs[{p}]")
+        enc.add("registers", enc.model.add(steps >= lo), enc.used[p])
+        enc.add("registers", enc.model.add(steps == 0), ~enc.used[p])
+        enc.reg_steps.append(steps)
+
+
+def route_channels(enc: Encoding) -> None:
+    """channels: channel[u,q] iff a consumer of u runs in q and u does not."""
+    model, table = enc.model, enc.table
+    for u in table.producers:
+        for q in range(enc.partitions):
+            enc.channel[u, q] = ch = enc.bool(f"ch[{u},{q}]")
+            here, consumers = enc.member[u, q], [enc.member[v, q] for v in table.consumers[u]]
+            enc.add("channels", model.add_bool_or([~ch, ~here]))
+            enc.add("channels", model.add_bool_or([~ch, *consumers]))
+            for lit in consumers:
+                enc.add("channels", model.add_bool_or([~lit, here, ch]))
+
+
+def choose_depths(enc: Encoding) -> None:
+    """channel_depth: one depth per channel, among the depths that can pay off."""
+    floor = ii_lower_bound(enc)
+    for u, cost in enc.table.producers.items():
+        enc.depths[u] = useful_depths(cost.latency, floor)
+        for q in range(enc.partitions):
+            for j in enc.depths[u]:
+                enc.depth[u, q, j] = enc.bool(f"d[{u},{q},{j}]")
+            depths = [enc.depth[u, q, j] for j in enc.depths[u]]
+            enc.add("channel_depth", enc.model.add(sum(depths) == enc.channel[u, q]))
+
+
+def useful_depths(latency: int, ii_floor: int) -> tuple[int, ...]:
+    """Depths up to the first whose latency bound ceil(latency / depth) is below a proven
+    lower bound of II: deeper channels only cost memory, barriers and tie-break."""
+    useful = []
+    for j in CHANNEL_DEPTHS:
+        useful.append(j)
+        if ceil(latency / j) <= ii_floor:
+            break
+    return tuple(useful)
+
+
+def choose_sources(enc: Encoding) -> None:
+    """channel_source: which copy of a producer sends each of its channels. A producer with
+    one copy sends from where it runs (`sends[u,p]` counts them); any copy of a duplicated
+    one may (evaluate charges the channel's `src`), which keeps partitions 1..P-1
+    interchangeable."""
+    model, table = enc.model, enc.table
+    for u in table.producers:
+        channels = [enc.channel[u, q] for q in range(enc.partitions)]
+        if u in enc.x and u not in table.duplicable:
+            for p in range(enc.partitions):
+                enc.sends[u, p] = sends = model.new_int_var(
+                    0, enc.partitions - 1, f"sends[{u},{p}]"
+                )
+                enc.add("channel_source", model.add(sends == sum(channels)), enc.x[u, p])
+                enc.add("channel_source", model.add(sends == 0), ~enc.x[u, p])
+            continue
+        for q in range(enc.partitions):
+            sources = []
+            for p in range(enc.partitions):
+                if p != q:
+                    enc.source[u, q, p] = src = enc.bool(f"src[{u},{q},{p}]")
+                    enc.add("channel_source", model.add_implication(src, enc.member[u, p]))
+                    sources.append(src)
+            enc.add("channel_source", model.add(sum(sources) == channels[q]))
+
+
+def limit_partitions(enc: Encoding) -> None:
+    """partition_count: used partitions <= target.max_partitions."""
+    enc.add("partition_count", enc.model.add(sum(enc.used) <= enc.target.max_partitions))
+
+
+def limit_warps(enc: Encoding) -> None:
+    """warp_budget: warps padded to whole warp groups fit the CTA."""
+    t = enc.target
+    padded = LinearExpr.sum([padded_warps(t, k) * w for (_, k), w in enc.warps.items()])
+    enc.add("warp_budget", enc.model.add(padded <= t.max_warps_per_cta))
+
+
+def require_min_warps(enc: Encoding) -> None:
+    """min_warps: wgmma issuers and TMEM readers/writers get the warps they need."""
+    for n in enc.table.assignable:
+        need = enc.table.nodes[n].min_warps
+        for p in range(enc.partitions):
+            for k in enc.table.warp_options:
+                if k < need:
+                    lits = [~enc.x[n, p], ~enc.warps[p, k]]
+                    enc.add("min_warps", enc.model.add_bool_or(lits))
+
+
+def limit_register_need(enc: Encoding) -> None:
+    """register_need: once specialized, each partition's setmaxnreg covers base + its live
+    tensors + its largest transient tensor, per thread at its warps (`registers_needed`)."""
+    model, t, table = enc.model, enc.target, enc.table
+    base, step = table.params.base_registers, t.setmaxnreg_step
+    threads = 4 * t.threads_per_warp  # registers_needed: bytes / (4 B * threads * warps)
+    biggest = max((c.transient_bytes for c in table.nodes), default=0)
+    for p in range(enc.partitions):
+        live = LinearExpr.sum(
+            [c.live_bytes * enc.member[n, p] for n, c in enumerate(table.nodes) if c.live_bytes]
+        )
+        transient = model.new_int_var(0, biggest, f"transient[{p}]")
+        for n, c in enumerate(table.nodes):
+            if c.transient_bytes:
+                bound = transient >= c.transient_bytes
+                enc.add("register_need", model.add(bound), enc.member[n, p])
+        for k in table.warp_options:
+            # ceil((live + transient) / (threads * k)) + base <= step * steps, integer form.
+            room = threads * k * (step * enc.reg_steps[p] - base)
+            fits = model.add(live + transient <= room)
+            enc.add("register_need", fits, enc.warps[p, k], enc.multi)
+
+
+def limit_register_file(enc: Encoding) -> None:
+    """register_file: once specialized, 32 x padded warps x setmaxnreg summed over the
+    partitions fits the register file."""
+    model, t, table = enc.model, enc.target, enc.table
+    biggest_group = max(padded_warps(t, k) for k in table.warp_options)
+    bound = t.threads_per_warp * biggest_group * t.setmaxnreg_max
+    total = []
+    for p in range(enc.partitions):
+        regs = model.new_int_var(0, bound, f"regfile[{p}]")
+        for k in table.warp_options:
+            per_step = t.threads_per_warp * padded_warps(t, k) * t.setmaxnreg_step
+            fixed = model.add(regs == per_step * enc.reg_steps[p])
+            enc.add("register_file", fixed, enc.warps[p, k])
+        enc.add("register_file", model.add(regs == 0), ~enc.used[p])
+        total.append(regs)
+    enc.add("register_file", model.add(sum(total) <= t.registers_per_sm), enc.multi)
+
+
+def limit_barriers(enc: Encoding) -> None:
+    """mbarriers: a full and an empty barrier per channel stage."""
+    stages = LinearExpr.sum([enc.depth_of(u, q) for (u, q) in enc.channel])
+    enc.add("mbarriers", enc.model.add(2 * stages <= enc.target.max_mbarriers))
+
+
+def size_allocations(enc: Encoding) -> None:
+    """alloc_depth: an in-loop allocation sent over channels is copied per stage of its
+    deepest channel (`shared_and_tensor_memory`)."""
+    table = enc.table
+    for n in sorted({*table.loop_smem, *table.loop_tmem_columns}):
+        cost = table.producers.get(n)
+        if cost is None or not cost.multibuffered_alloc:
+            continue
+        depth = enc.model.new_int_var(1, max(CHANNEL_DEPTHS), f"alloc_depth[{n}]")
+        stages = [enc.depth_of(n, q) for q in range(enc.partitions)]
+        enc.add("alloc_depth", enc.model.add_max_equality(depth, [enc.true, *stages]))
+        enc.alloc_depth[n] = depth
+
+
+def limit_shared_memory(enc: Encoding) -> None:
+    """shared_memory: hoisted buffers + in-loop buffers x their depth + staged channel
+    bytes x depth fit the CTA (`shared_and_tensor_memory`)."""
+    table = enc.table
+    smem = [table.hoisted_smem]
+    for u, q in enc.channel:
+        cost = table.producers[u]
+        if cost.staged and not cost.multibuffered_alloc:
+            smem.append(cost.bytes * enc.depth_of(u, q))
+    smem += [nbytes * enc.alloc_depth.get(n, 1) for n, nbytes in table.loop_smem.items()]
+    limit = enc.target.shared_memory_per_cta
+    enc.add("shared_memory", enc.model.add(LinearExpr.sum(smem) <= limit))
+
+
+def limit_tensor_memory(enc: Encoding) -> None:
+    """tensor_memory: hoisted + in-loop columns x their depth fit (sm_100; 0 on sm_90)."""
+    table = enc.table
+    tmem = [table.hoisted_tmem_columns]
+    tmem += [cols * enc.alloc_depth.get(n, 1) for n, cols in table.loop_tmem_columns.items()]
+    limit = enc.target.tmem_columns
+    enc.add("tensor_memory", enc.model.add(LinearExpr.sum(tmem) <= limit))

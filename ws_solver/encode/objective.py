@@ -1,0 +1,138 @@
+"""The objective: `evaluate`'s II (max of busy, unit load, recurrence and channel latency
+terms, each an exact integer variable or expression) times ii_weight, plus its tie-break."""
+
+from __future__ import annotations
+
+from math import ceil
+
+from ortools.sat.python.cp_model import LinearExpr
+
+from ..model.cost import UNITS, tiebreak
+from .variables import Encoding
+
+
+def _busy_bound(enc: Encoding) -> int:
+    """An upper bound on any partition's busy cycles (every node and channel in one place)."""
+    table = enc.table
+    nodes = sum(max(c.busy.values(), default=0) for c in table.nodes)
+    channels = sum(c.producer_busy + c.consumer_busy for c in table.producers.values())
+    return nodes + channels * enc.partitions
+
+
+def ii_lower_bound(enc: Encoding) -> int:
+    """II no plan can beat: each unit's load with every node once, each recurrence, each
+    node's own issue time, and the issue work of all nodes spread over P partitions."""
+    table = enc.table
+    least = [min(c.busy.values(), default=0) for c in table.nodes]
+    units = [sum(c.units.get(unit, 0) for c in table.nodes) for unit in UNITS]
+    recurrences = [r.latency for r in table.recurrences]
+    return max(*units, *recurrences, *least, ceil(sum(least) / enc.partitions))
+
+
+def partition_busy(enc: Encoding) -> None:
+    """busy: busy[p] = its nodes' issue cycles at its warp count, per copy, plus the
+    producer side of the channels it sends and the consumer side of those it receives."""
+    model, table = enc.model, enc.table
+    bound = _busy_bound(enc)
+    for p in range(enc.partitions):
+        busy = model.new_int_var(0, bound, f"busy[{p}]")
+        channels = []
+        for (u, q), ch in enc.channel.items():
+            cost = table.producers[u]
+            if q == p:
+                channels.append(cost.consumer_busy * ch)
+            elif (u, q, p) in enc.source:
+                channels.append(cost.producer_busy * enc.source[u, q, p])
+        for (u, pp), sends in enc.sends.items():
+            if pp == p:
+                channels.append(table.producers[u].producer_busy * sends)
+        for k in table.warp_options:
+            nodes = [c.busy[k] * enc.member[n, p] for n, c in enumerate(table.nodes) if c.busy[k]]
+            load = LinearExpr.sum(nodes + channels)
+            enc.add("busy", model.add(busy == load), enc.warps[p, k])
+        enc.add("busy", model.add(busy == 0), ~enc.used[p])
+        # Redundant, for the LP: whatever its warps, p is at least as busy as at its best.
+        least = [min(c.busy.values()) * enc.member[n, p] for n, c in enumerate(table.nodes)]
+        enc.add("busy", model.add(busy >= LinearExpr.sum(least + channels)))
+        enc.busy.append(busy)
+
+
+def unit_load(enc: Encoding) -> None:
+    """units: cycles of each SM-wide unit, summed over every copy of every node, plus the
+    shared-memory traffic of staged channels."""
+    model, table = enc.model, enc.table
+    for unit in UNITS:
+        terms = []
+        for n, c in enumerate(table.nodes):
+            cycles = c.units.get(unit, 0)
+            terms += [cycles * enc.member[n, p] for p in range(enc.partitions) if cycles]
+        if unit == "smem":
+            for (u, _), ch in enc.channel.items():
+                if table.producers[u].smem_unit:
+                    terms.append(table.producers[u].smem_unit * ch)
+        load = model.new_int_var(0, _unit_bound(enc, unit), f"unit[{unit}]")
+        enc.add("units", model.add(load == LinearExpr.sum(terms)))
+        enc.units[unit] = load
+
+
+def _unit_bound(enc: Encoding, unit: str) -> int:
+    table = enc.table
+    nodes = sum(c.units.get(unit, 0) for c in table.nodes) * enc.partitions
+    channels = sum(c.smem_unit for c in table.producers.values()) * enc.partitions
+    return nodes + (channels if unit == "smem" else 0)
+
+
+def recurrence_terms(enc: Encoding) -> list:
+    """recurrences: latency of each loop-carried path, plus the hand-off latency when the
+    producer's value reaches the iter arg's partition through a channel."""
+    table, sync = enc.table, enc.target.rates.sync_latency_cycles
+    terms = []
+    for i, r in enumerate(table.recurrences):
+        crossings = []
+        if r.producer in table.producers:
+            for q in range(enc.partitions):
+                pair = [enc.channel[r.producer, q], enc.member[r.carried, q]]
+                crossings.append(enc.all_of("recurrences", pair, f"cross[{i},{q}]"))
+        crosses = enc.any_of("recurrences", crossings, f"crosses[{i}]")
+        terms.append(r.latency + sync * crosses)
+    return terms
+
+
+def channel_latency_terms(enc: Encoding) -> list:
+    """channel_latency: a producer runs at most `depth` iterations ahead, so
+    II >= ceil(latency / depth) for each channel (0 where there is none)."""
+    terms = []
+    for u, q in enc.channel:
+        latency = enc.table.producers[u].latency
+        steps = [ceil(latency / j) * enc.depth[u, q, j] for j in enc.depths[u]]
+        terms.append(LinearExpr.sum(steps))
+    return terms
+
+
+def _ii_bound(enc: Encoding) -> int:
+    table, sync = enc.table, enc.target.rates.sync_latency_cycles
+    recurrence = max((r.latency for r in table.recurrences), default=0) + sync
+    channel = max((c.latency for c in table.producers.values()), default=0)
+    units = max(_unit_bound(enc, u) for u in UNITS)
+    return max(_busy_bound(enc), units, recurrence, channel)
+
+
+def minimize_ii(enc: Encoding) -> None:
+    """ii: II = max(busy, unit load, recurrences, channel latency); objective:
+    II * ii_weight + tiebreak(partitions, warps, register steps, channels, stages)."""
+    model = enc.model
+    terms = [*enc.busy, *enc.units.values(), *recurrence_terms(enc)]
+    terms += channel_latency_terms(enc)
+    enc.ii = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc), "ii")
+    enc.add("ii", model.add_max_equality(enc.ii, terms))
+    warps = LinearExpr.sum([k * w for (_, k), w in enc.warps.items()])
+    stages = LinearExpr.sum([enc.depth_of(u, q) for u, q in enc.channel])
+    tb = tiebreak(
+        LinearExpr.sum(enc.used),
+        warps,
+        LinearExpr.sum(enc.reg_steps),
+        LinearExpr.sum(list(enc.channel.values())),
+        stages,
+    )
+    enc.objective = enc.ii * enc.table.params.ii_weight + tb
+    model.minimize(enc.objective)

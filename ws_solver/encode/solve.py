@@ -1,0 +1,262 @@
+"""`solve`: run CP-SAT on one loop, warm-started from a hint, and return the best Plan.
+
+Guarantees: the plan returned passes `plan.check` whenever any valid plan is known, is never
+worse (under `evaluate`) than a valid hint, and is the same for the same inputs (fixed seed,
+fixed workers, interleaved search, deterministic time limit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from time import perf_counter
+
+from ortools.sat.python import cp_model
+
+from ..model.cost import Cost, evaluate, single_partition_plan
+from ..model.graph import LoopGraph
+from ..model.plan import Plan
+from ..model.target import Target
+from .build import encode
+from .decode import decode, fit, plan_values
+from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
+
+# The subsolvers that earn their time on these models: `core` proves the bounds (the LP
+# relaxation of a partitioning model is weak, so the LP-based ones mostly cost time), the
+# two LP-free CP searches find the plans.
+SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp")
+# Share of the deterministic time limit the first phase (least II) may use.
+FIRST_PHASE_SHARE = 0.9
+
+
+@dataclass
+class SolveResult:
+    """The plan for one loop, how good it is proven to be, and how it was found."""
+
+    plan: Plan
+    status: str  # "OPTIMAL", "FEASIBLE", "INFEASIBLE" or "UNKNOWN"
+    objective: int | None  # the model's objective of `plan` (== evaluate(plan).objective)
+    bound: int | None  # best proven lower bound on the objective
+    gap: float | None  # (objective - bound) / objective; 0 when optimal
+    wall_s: float
+    hint_objective: int | None  # evaluate(hint).objective, when the hint is a valid plan
+    ii: int | None
+    infeasible_groups: list[str] = field(default_factory=list)
+    note: str = ""
+    hint_ii: int | None = None
+    deterministic_time: float = 0.0  # CP-SAT's deterministic time, both phases
+
+
+def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
+    """The heuristic seed's plan when it is available and works, else one partition."""
+    try:
+        from .. import heuristic_seed
+
+        if hasattr(heuristic_seed, "partition"):
+            return heuristic_seed.partition(graph, target), ""
+        reason = "no heuristic seed yet"
+    except Exception as exc:  # the heuristic must never stop the solver
+        reason = f"heuristic seed failed ({type(exc).__name__}: {exc})"
+    return single_partition_plan(graph, target, "single"), f"{reason}; hint: one partition"
+
+
+def solver_parameters(
+    solver: cp_model.CpSolver, time_limit: float, workers: int, seed: int
+) -> None:
+    """Reproducible search: fixed seed and workers, interleaved (deterministic) subsolvers,
+    deterministic time limit; a generous wall-clock limit only as a safety net."""
+    params = solver.parameters
+    params.num_workers = max(1, workers)
+    params.random_seed = seed
+    params.interleave_search = True
+    params.interleave_batch_size = 1
+    params.subsolvers.extend(SUBSOLVERS)
+    params.max_deterministic_time = time_limit
+    params.max_time_in_seconds = 10 * time_limit + 10
+
+
+def add_hint(enc: Encoding, plan: Plan) -> bool:
+    """Hint the decision variables with `plan`; False when it does not fit the model."""
+    values = plan_values(enc, fit(enc, plan))
+    for var, value in values or ():
+        enc.model.add_hint(var, value)
+    return values is not None
+
+
+def fixed_plan_objective(enc: Encoding, plan: Plan) -> int | None:
+    """The model's objective with the decision variables fixed to `plan` (None when that is
+    not a solution of the model): what `evaluate` must agree with."""
+    values = plan_values(enc, fit(enc, plan))
+    if values is None:
+        return None
+    model = enc.model.clone()
+    for var, value in values:
+        model.add(model.get_int_var_from_proto_index(var.index) == value)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    status = solver.solve(model)
+    return int(solver.value(enc.objective)) if status == cp_model.OPTIMAL else None
+
+
+@dataclass
+class Search:
+    """What the two-phase search found: a solution reader, its objective and a bound."""
+
+    status: str
+    value: Callable | None  # reads a variable or expression of the final solution
+    objective: int | None
+    bound: int | None
+    deterministic_time: float
+
+
+def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
+    """Lexicographic search, as the objective is: first the least II, then the least
+    objective (the tie-break) among plans with that II, hinted with the first solution.
+    Two small objectives prove faster than one that spans 2**53."""
+    model, weight = enc.model, enc.table.params.ii_weight
+    first = cp_model.CpSolver()
+    solver_parameters(first, FIRST_PHASE_SHARE * time_limit, workers, seed)
+    model.minimize(enc.ii)
+    status = first.solve(model)
+    spent = first.deterministic_time
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        model.minimize(enc.objective)
+        return Search(first.status_name(status), None, None, None, spent)
+    ii_proven = status == cp_model.OPTIMAL
+    least_ii = int(first.best_objective_bound)
+    lower = least_ii * weight
+    model.clear_hints()
+    for index, value in enumerate(first.response_proto.solution):
+        model.add_hint(model.get_int_var_from_proto_index(index), value)
+    # II between the proven bound and the best found (equal once proven): the second phase
+    # does not prove the first phase's bound again.
+    model.add(enc.ii >= least_ii)
+    model.add(enc.ii <= int(first.value(enc.ii)))
+    model.minimize(enc.objective)
+    second = cp_model.CpSolver()
+    rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
+    solver_parameters(second, rest, workers, seed)
+    status = second.solve(model)
+    spent += second.deterministic_time
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Search("FEASIBLE", first.value, int(first.value(enc.objective)), lower, spent)
+    objective = int(second.value(enc.objective))
+    # With the least II proven, plans of higher II cost more than any of that II, so the
+    # second phase's bound holds for the whole model.
+    bound = int(second.best_objective_bound) if ii_proven else lower
+    optimal = ii_proven and status == cp_model.OPTIMAL
+    return Search("OPTIMAL" if optimal else "FEASIBLE", second.value, objective, bound, spent)
+
+
+def valid_cost(plan: Plan, graph: LoopGraph, target: Target) -> Cost | None:
+    return None if plan.check(graph, target) else evaluate(plan, graph, target)
+
+
+def solve(
+    graph: LoopGraph,
+    target: Target,
+    hint: Plan | None = None,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    options: EncodeOptions | None = None,
+) -> SolveResult:
+    """The best plan CP-SAT finds within `time_limit` deterministic seconds."""
+    start = perf_counter()
+    notes = []
+    if hint is None:
+        hint, why = default_hint(graph, target)
+        notes += [why] if why else []
+    hint_cost = valid_cost(hint, graph, target)
+    if hint_cost is None:
+        notes.append("hint is not a valid plan")
+    enc = encode(graph, target, options)
+    if not add_hint(enc, hint):
+        notes.append("the hint does not fit the model's variables")
+
+    found = search(enc, time_limit, workers, seed)
+    result = SolveResult(
+        plan=hint,
+        status=found.status,
+        objective=None,
+        bound=found.bound,
+        gap=None,
+        wall_s=0.0,
+        hint_objective=hint_cost.objective if hint_cost else None,
+        ii=None,
+        hint_ii=hint_cost.ii if hint_cost else None,
+        deterministic_time=found.deterministic_time,
+    )
+    if found.value is not None:
+        _take_solution(result, enc, found, hint_cost, notes)
+    if result.objective is None:  # no usable plan from the solver
+        if found.status == "INFEASIBLE":
+            result.infeasible_groups = infeasible_groups(graph, target, options, time_limit)
+        elif hint_cost is not None:
+            _take_hint(result, hint_cost)
+            notes.append(f"solver status {found.status}, no better plan: returning the hint")
+        else:
+            result.status = "UNKNOWN"
+    result.note = "; ".join(n for n in notes if n)
+    result.wall_s = perf_counter() - start
+    return result
+
+
+def _take_solution(
+    result: SolveResult, enc: Encoding, found: Search, hint_cost: Cost | None, notes: list
+) -> None:
+    """Use the solver's plan if it checks out and beats (or ties) the hint."""
+    plan = decode(enc, found.value)
+    problems = plan.check(enc.graph, enc.target)
+    cost = evaluate(plan, enc.graph, enc.target) if not problems else None
+    if cost is None or cost.objective != found.objective:
+        why = problems or [f"evaluate gives {cost.objective}, the model {found.objective}"]
+        notes.append(f"solver plan rejected: {'; '.join(why)}")
+        return
+    if hint_cost is not None and hint_cost.objective < found.objective:
+        notes.append("the solver's plan is worse than the hint")
+        return
+    result.plan, result.objective, result.ii = plan, found.objective, cost.ii
+    result.gap = _gap(found.objective, result.bound)
+
+
+def _take_hint(result: SolveResult, hint_cost: Cost) -> None:
+    result.status = "FEASIBLE"
+    result.objective, result.ii = hint_cost.objective, hint_cost.ii
+    result.gap = _gap(result.objective, result.bound)
+
+
+def _gap(objective: int, bound: int | None) -> float | None:
+    if bound is None:
+        return None
+    return 0.0 if objective <= bound else (objective - bound) / max(1, abs(objective))
+
+
+def infeasible_groups(
+    graph: LoopGraph, target: Target, options: EncodeOptions | None, time_limit: float
+) -> list[str]:
+    """Limit groups that together make the loop infeasible: an assumption literal per group,
+    the solver's sufficient subset, then shrunk one group at a time."""
+    enc = encode(graph, target, replace(options or EncodeOptions(), assumptions=True))
+    enc.model.clear_objective()  # feasibility is the question
+    by_index = {lit.index: name for name, lit in enc.guards.items()}
+
+    def core(groups: list[str]) -> list[str] | None:
+        enc.model.clear_assumptions()
+        enc.model.add_assumptions([enc.guards[g] for g in groups])
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.max_deterministic_time = time_limit
+        if solver.solve(enc.model) != cp_model.INFEASIBLE:
+            return None
+        found = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()]
+        return sorted(set(found), key=LIMIT_GROUPS.index)
+
+    found = core(list(LIMIT_GROUPS))
+    if found is None:
+        return []
+    for group in list(found):
+        if group in found and len(found) > 1:
+            smaller = core([g for g in found if g != group])
+            found = smaller if smaller is not None else found
+    return found
