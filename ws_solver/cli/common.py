@@ -192,6 +192,25 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def add_command(subparsers, name: str, help: str, description: str, epilog: str):
+    """A subcommand parser whose --help keeps the description's and examples' layout."""
+    return subparsers.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
+    from ..pipeline import STRATEGIES
+
+    parser.add_argument(
+        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
+    )
+
+
 def add_solver_arguments(
     parser: argparse.ArgumentParser, *, time_limit: float, workers: int, cache: bool
 ) -> None:

@@ -21,6 +21,7 @@ from .common import (
     EXIT_SOME_FAILED,
     EXIT_TIMEOUT,
     CliError,
+    add_command,
     add_solver_arguments,
     exit_status_epilog,
     loop_place,
@@ -67,12 +68,12 @@ REPORT_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "compare",
-        help="heuristic vs optimal for every warp-specialized loop under the given paths",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "heuristic vs optimal for every warp-specialized loop under the given paths",
+        DESCRIPTION,
+        EPILOG,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     parser.add_argument(

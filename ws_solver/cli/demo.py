@@ -16,6 +16,7 @@ from .common import (
     EXIT_OK,
     EXIT_SOME_FAILED,
     CliError,
+    add_command,
     add_solver_arguments,
     exit_status_epilog,
     positive_int,
@@ -53,12 +54,12 @@ examples:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "demo",
-        help="compare heuristic and optimal on the bundled corpus; write an HTML report",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "compare heuristic and optimal on the bundled corpus; write an HTML report",
+        DESCRIPTION,
+        EPILOG,
     )
     parser.add_argument(
         "--out", metavar="DIR", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"

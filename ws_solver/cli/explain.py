@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..pipeline import STRATEGIES
 from ..report import explain as ex
 from .common import (
     EXIT_BAD_INPUT,
@@ -14,7 +13,9 @@ from .common import (
     EXIT_OK,
     EXIT_TIMEOUT,
     CliError,
+    add_command,
     add_solver_arguments,
+    add_strategy_argument,
     add_target_argument,
     exit_status_epilog,
     load_graphs,
@@ -56,12 +57,12 @@ examples:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "explain",
-        help="show a loop's plan on its graph (text, DOT, SVG or PNG)",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "show a loop's plan on its graph (text, DOT, SVG or PNG)",
+        DESCRIPTION,
+        EPILOG,
     )
     parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
     parser.add_argument(
@@ -70,9 +71,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help="the N-th warp-specialized loop (0-based; default: all for text/DOT, 0 for images)",
     )
-    parser.add_argument(
-        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
-    )
+    add_strategy_argument(parser)
     add_target_argument(parser)
     add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
     parser.add_argument(

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from ..report.graph import graph_dot, graph_json, graph_text, summary_table
-from .common import CliError, find_ttgir, load_graphs, report, write_output
+from .common import (
+    CliError,
+    add_command,
+    find_ttgir,
+    load_graphs,
+    report,
+    write_output,
+)
 
 FORMATS = ("text", "json", "dot", "table")
 
@@ -34,12 +41,12 @@ loop, usage); 3 internal error"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "graph",
-        help="show the data-flow graph of each warp-specialized loop",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "show the data-flow graph of each warp-specialized loop",
+        DESCRIPTION,
+        EPILOG,
     )
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="TTGIR files or folders")
     parser.add_argument(

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..model import build_graph
-from ..pipeline import STRATEGIES, partition_module
+from ..pipeline import partition_module
 from ..report.partition import partition_document, summary_line, to_json
 from .common import (
     EXIT_BAD_INPUT,
@@ -16,7 +16,9 @@ from .common import (
     EXIT_OK,
     EXIT_TIMEOUT,
     CliError,
+    add_command,
     add_solver_arguments,
+    add_strategy_argument,
     add_target_argument,
     exit_status_epilog,
     loop_place,
@@ -55,12 +57,12 @@ examples:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "partition",
-        help="partition each warp-specialized loop and write annotated TTGIR",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "partition each warp-specialized loop and write annotated TTGIR",
+        DESCRIPTION,
+        EPILOG,
     )
     parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
     parser.add_argument(
@@ -69,9 +71,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="OUT.ttgir",
         help="write the annotated TTGIR to OUT (atomically) instead of stdout",
     )
-    parser.add_argument(
-        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
-    )
+    add_strategy_argument(parser)
     add_target_argument(parser)
     add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
     parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
