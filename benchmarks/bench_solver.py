@@ -48,7 +48,15 @@ def git_revision() -> str:
         ).stdout.strip()
 
     rev = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "ws_solver/encode", "benchmarks/bench_solver.py")
+    dirty = git(
+        "status",
+        "--porcelain",
+        "--",
+        "ws_solver/encode",
+        "ws_solver/model",
+        "ws_solver/heuristic_seed",
+        "benchmarks/bench_solver.py",
+    )
     return rev + ("+dirty" if dirty else "")
 
 
@@ -57,6 +65,11 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * q // 100))
     return ordered[int(rank) - 1]
+
+
+def roles(plan) -> str:
+    """Partition roles in id order, e.g. "compute/compute/mma/load"; "-" unspecialized."""
+    return "/".join(p.role for p in plan.partitions) if plan.specialized else "-"
 
 
 def bench_loop(path: Path, graph, args) -> dict:
@@ -78,12 +91,14 @@ def bench_loop(path: Path, graph, args) -> dict:
         "heuristic_objective": hint_cost.objective,
         "heuristic_ii": hint_cost.ii,
         "heuristic_partitions": len(hint.partitions),
+        "heuristic_roles": roles(hint),
         "objective": first.objective,
         "ii": first.ii,
         "bound": first.bound,
         "gap": first.gap,
         "status": first.status,
         "partitions": len(first.plan.partitions),
+        "roles": roles(first.plan),
         "channels": len(first.plan.channels),
         "wall_s": statistics.median(r.wall_s for r in results),
         "wall_s_runs": [round(r.wall_s, 4) for r in results],
@@ -145,15 +160,18 @@ def markdown(meta: dict, summary: dict, rows: list[dict]) -> str:
         "",
         "## Per loop",
         "",
-        "| file | loop | ops | heuristic II (K) | optimal II (K, channels) | objective | bound "
-        "| status | wall s | dtime |",
+        "Partitions by role in id order (partition 0 is Triton's default region); "
+        "`-`: not specialized.",
+        "",
+        "| file | loop | ops | heuristic II (partitions) | optimal II (partitions, channels) "
+        "| objective | bound | status | wall s | dtime |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['file'].removesuffix('.ttgir')} | {r['loop'].split('#')[1]} | {r['ops']} "
-            f"| {r['heuristic_ii']} ({r['heuristic_partitions']}) "
-            f"| {r['ii']} ({r['partitions']}, {r['channels']}) | {r['objective']} "
+            f"| {r['heuristic_ii']} ({r['heuristic_roles']}) "
+            f"| {r['ii']} ({r['roles']}, {r['channels']}) | {r['objective']} "
             f"| {r['bound']} | {r['status']} | {r['wall_s']:.3f} "
             f"| {r['deterministic_time']:.3f} |"
         )

@@ -24,10 +24,13 @@ from ws_solver.encode.solve import fixed_plan_objective
 from ws_solver.heuristic_seed import partition
 from ws_solver.model.cost import (
     cost_table,
+    derive_channels,
     evaluate,
     registers_needed,
     required_channels,
+    shared_and_tensor_memory,
     single_partition_plan,
+    single_partition_registers,
     violations,
 )
 from ws_solver.model.dfg import build_graphs
@@ -39,6 +42,7 @@ from ws_solver.model.plan import (
     Partition,
     Plan,
     complete_assignment,
+    region_members,
 )
 from ws_solver.model.target import SM90, SM100, Target, target_for
 
@@ -194,6 +198,148 @@ def test_one_partition_target_gives_the_unspecialized_plan() -> None:
     assert result.plan.check(graph, single) == []
 
 
+def test_unspecialized_plan_has_the_kernel_warps() -> None:
+    """One partition runs the whole kernel: its warps are num_warps (8 here, not the fewest
+    the tie-break would like) and its registers are no choice (left out of the tie-break)."""
+    graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[0]
+    assert graph.num_warps == 8
+    single = dataclasses.replace(SM90, max_partitions=1)
+    result = solve(graph, single, time_limit=TIME_LIMIT)
+    assert result.status == "OPTIMAL" and not result.plan.specialized
+    (part,) = result.plan.partitions
+    assert part.warps == 8
+    assert part.registers == single_partition_registers(graph, single)
+    assert result.plan == dataclasses.replace(
+        single_partition_plan(graph, single), strategy="optimal"
+    )
+    four = dataclasses.replace(result.plan, partitions=(dataclasses.replace(part, warps=4),))
+    assert any("kernel's 8 warps" in v for v in violations(four, graph, single))
+    low = dataclasses.replace(result.plan, partitions=(dataclasses.replace(part, registers=24),))
+    assert low.check(graph, single) == []
+    assert evaluate(low, graph, single).objective == result.objective
+
+
+# -- the model: channels per value, regions, staging -------------------------------------------
+def test_channels_are_per_value() -> None:
+    """sm_100 attention: the QK tmem_load returns a 32 KiB tensor (softmax) and a token (the
+    MMA partition); each is its own channel, the token a barrier-only one."""
+    graph = graphs("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")[0]
+    table = cost_table(graph, SM100)
+    loads = [n.id for n in graph.nodes if n.op_name == "ttng.tmem_load"]
+    for n in loads:
+        kinds = {v.kind: v for v in table.values_of(n)}
+        assert set(kinds) == {"tensor", "token"}
+        token, tensor = kinds["token"], kinds["tensor"]
+        assert (token.bytes, token.memory, token.staged, token.smem_unit) == (0, "", False, 0)
+        assert (tensor.bytes, tensor.memory, tensor.staged) == (128 * 64 * 4, "shared", True)
+        assert token.producer_busy < tensor.producer_busy
+    plan = partition(graph, SM100)
+    assert plan.specialized
+    for c in plan.channels:
+        cost = table.values[c.producer, c.value]
+        assert (c.bytes, c.memory) == (cost.bytes, cost.memory)
+        assert c.src in plan.assignment[c.producer]
+        assert c.dst not in plan.assignment[c.producer]
+        assert any(c.dst in plan.assignment[v] for v in cost.consumers)
+    tokens = [
+        c
+        for c in plan.channels
+        if c.producer in loads and table.values[c.producer, c.value].kind == "token"
+    ]
+    assert tokens and all(c.bytes == 0 for c in tokens)
+
+
+def test_violations_check_channel_values_and_sources() -> None:
+    graph = graphs("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")[0]
+    plan = partition(graph, SM100)
+    c = plan.channels[0]
+    wrong_src = dataclasses.replace(c, src=c.dst)
+    problems = violations(
+        dataclasses.replace(plan, channels=(wrong_src, *plan.channels[1:])), graph, SM100
+    )
+    assert any("does not run it" in p for p in problems)
+    other = next(v for v in ("%nope",) if (c.producer, v) not in cost_table(graph, SM100).values)
+    renamed = dataclasses.replace(c, value=other)
+    problems = violations(
+        dataclasses.replace(plan, channels=(renamed, *plan.channels[1:])), graph, SM100
+    )
+    assert any("has no channel there" in p for p in problems)
+    assert any("is not needed" in p for p in problems)
+    assert plan.channel_depth(c.producer, c.dst, c.value) == c.depth
+    assert plan.channel_depth(c.producer, c.dst, "%nope") is None
+
+
+def _alloc_with_register_result() -> LoopGraph:
+    """An in-loop allocation that also returns a register tensor, both read by one op, and
+    a token-making op: node 0 the iter arg, 1 the allocation, 2 the reader, 3 the yield."""
+    buf = Buffer("%m", "shared", 8192, inside_loop=True)
+    nodes = (
+        Node(0, NodeRole.ITER_ARG, NodeKind.NONE, "scf.for", "%i", -1, result_index=0,
+             value_kind="scalar", out_bytes=4),
+        Node(1, NodeRole.OP, NodeKind.VIEW, "ttg.local_alloc", "%m, %r", 1, elements=4096,
+             out_bytes=8192 + 4096, buffers=(buf,)),
+        Node(2, NodeRole.OP, NodeKind.NONE, "arith.addf", "%s", 2, elements=2048,
+             out_bytes=8192, buffers=(buf,)),
+        Node(3, NodeRole.TERMINATOR, NodeKind.NONE, "scf.yield", "scf.yield", 3),
+    )  # fmt: skip
+    edges = (
+        Edge(0, 1, 0, "%i", "scalar", 4, 0),
+        Edge(1, 2, 0, "%m", "memdesc", 8192, 4096, "shared"),
+        Edge(1, 2, 0, "%r", "tensor", 4096, 2048),
+        Edge(2, 3, 0, "%s", "tensor", 8192, 2048),
+    )
+    return LoopGraph("alloc", 0, "cuda:90", 4, 1, nodes, edges, loop_buffers=(buf,))
+
+
+def test_staged_bytes_of_an_allocation_count_per_value() -> None:
+    """A producer that is an in-loop allocation and also sends register data: the buffer is
+    copied per stage of its channel, the register value staged per stage of its own."""
+    graph = _alloc_with_register_result()
+    table = cost_table(graph, SM90)
+    m, r = table.values[1, "%m"], table.values[1, "%r"]
+    assert (m.alloc, m.staged, m.bytes, m.memory) == (1, False, 8192, "shared")
+    assert (r.alloc, r.staged, r.bytes, r.memory) == (None, True, 4096, "shared")
+    assignment = complete_assignment(graph, {0: (0, 1), 1: (1,), 2: (0,)})
+    depths = {"%m": 3, "%r": 2}
+    channels = derive_channels(graph, assignment, table, lambda u, v, q: depths[v])
+    assert {(c.value, c.src, c.dst, c.depth) for c in channels} == {
+        ("%m", 1, 0, 3),
+        ("%r", 1, 0, 2),
+    }
+    parts = tuple(
+        Partition(
+            p, 4, registers_needed(table, [n for n, ps in enumerate(assignment) if p in ps], 4), 0
+        )
+        for p in (0, 1)
+    )
+    plan = Plan(graph.name, SM90.name, assignment, parts, channels)
+    assert plan.check(graph, SM90) == []
+    assert shared_and_tensor_memory(plan, table) == (8192 * 3 + 4096 * 2, 0)
+    cost = evaluate(plan, graph, SM90)
+    assert cost.shared_memory == 8192 * 3 + 4096 * 2
+    enc = encode(graph, SM90)
+    assert (
+        fixed_plan_objective(enc, fit(enc, plan)) == evaluate(fit(enc, plan), graph, SM90).objective
+    )
+    result = solve(graph, SM90, hint=plan, time_limit=TIME_LIMIT)
+    assert result.status == "OPTIMAL" and result.objective <= cost.objective
+    assert evaluate(result.plan, graph, SM90).objective == result.objective
+
+
+@pytest.mark.parametrize("case", LOOPS, ids=loop_id)
+def test_regions_contain_their_results_and_yielded_producers(case: tuple[str, int]) -> None:
+    """Triton 3.6: an op's partitions contain its outputs' partitions, and an scf.if runs
+    where the values it yields are produced."""
+    graph, _, hint, result = solved(*case)
+    for plan in (hint, result.plan):
+        for node in graph.nodes:
+            if node.role != NodeRole.OP or node.op_name not in ("scf.if", "scf.for"):
+                continue
+            have = set(plan.assignment[node.id])
+            for m in region_members(graph, node.id):
+                assert set(plan.assignment[m]) <= have, (node.label, m)
+
+
 # -- (3) exact on small random loops: brute force over every plan ------------------------------
 KIND_OPS = {
     NodeKind.LOAD: "tt.descriptor_load",
@@ -205,7 +351,8 @@ KIND_OPS = {
 }
 
 # Compute-heavy ops weigh more: they are what makes splitting a loop (and channels) pay. At
-# most one duplicable (SCALAR) op per loop keeps the brute force small.
+# most one duplicable node (a SCALAR op or a scalar iter arg) per loop keeps the brute force
+# small.
 KIND_DRAW = [NodeKind.SFU, NodeKind.NONE, *(k for k in KIND_OPS if k != NodeKind.SCALAR)]
 
 
@@ -230,8 +377,14 @@ def _op(i: int, kind: NodeKind, size: int, shared: bool) -> tuple[Node, str]:
 @st.composite
 def small_loops(draw) -> tuple[LoopGraph, Target]:
     """A loop of <= 4 ops plus an iter arg and the yield, with a random DAG of
-    same-iteration edges, maybe a back edge to the iter arg; and a 3-partition target."""
+    same-iteration edges, maybe a back edge to the iter arg; and a 3-partition target.
+
+    LOAD and MMA ops may also make an async token (a second value, sent on its own,
+    barrier-only channel). With <= 2 ops, the loop may end in an `scf.if` whose `then`
+    runs one op and yields its value while the `else` yields an earlier op's value (the
+    region then runs where that producer runs too)."""
     count = draw(st.integers(2, 4))
+    with_if = count <= 2 and draw(st.booleans())
     carried_tensor = draw(st.booleans())
     nodes = [
         Node(0, NodeRole.ITER_ARG, NodeKind.NONE, "scf.for", "%acc", -1, result_index=0,
@@ -239,25 +392,57 @@ def small_loops(draw) -> tuple[LoopGraph, Target]:
              elements=1024 if carried_tensor else 0, out_bytes=4096 if carried_tensor else 4)
     ]  # fmt: skip
     values = [nodes[0].value_kind]
-    scalar_at = draw(st.integers(0, count))  # 0: no SCALAR op
+    tokens = [False]
+    # 0: no SCALAR op. A scalar iter arg is duplicable too: one duplicable node at most.
+    scalar_at = draw(st.integers(0, count)) if carried_tensor else 0
     for i in range(1, count + 1):
         kind = NodeKind.SCALAR if i == scalar_at else draw(st.sampled_from(KIND_DRAW))
         size = draw(st.sampled_from([1024, 8192, 16384]))
         node, value = _op(i, kind, size, draw(st.booleans()))
         nodes.append(node)
         values.append(value)
-    last = count + 1
-    nodes.append(Node(last, NodeRole.TERMINATOR, NodeKind.NONE, "scf.yield", "scf.yield", last))
+        tokens.append(kind in (NodeKind.LOAD, NodeKind.MMA) and draw(st.booleans()))
 
-    def edge(src: int, dst: int, distance: int = 0) -> Edge:
+    def edge(src: int, dst: int, distance: int = 0, token: bool = False) -> Edge:
         n = nodes[src]
+        if token:
+            return Edge(src, dst, distance, f"%t{src}", "token", 0, 0)
         memory = "shared" if values[src] == "memdesc" else ""
         return Edge(src, dst, distance, f"%v{src}", values[src], n.out_bytes, n.elements, memory)
 
     pairs = [(a, b) for a in range(count + 1) for b in range(max(a + 1, 1), count + 1)]
     chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=8, unique=True))
-    edges = [edge(a, b) for a, b in sorted(chosen)]
+    edges = []
+    for a, b in sorted(chosen):
+        sent = draw(st.sampled_from(["value", "token", "both"])) if tokens[a] else "value"
+        if sent in ("value", "both"):
+            edges.append(edge(a, b))
+        if sent in ("token", "both"):
+            edges.append(edge(a, b, token=True))
     yielded = draw(st.integers(1, count))
+    if with_if:
+        region, child, inner_yield, result = count + 1, count + 2, count + 3, count + 4
+        size = draw(st.sampled_from([1024, 8192]))
+        nodes += [
+            Node(region, NodeRole.OP, NodeKind.NONE, "scf.if", "%r", region),
+            dataclasses.replace(
+                _op(child, draw(st.sampled_from([NodeKind.NONE, NodeKind.SFU])), size, False)[0],
+                parent=region,
+            ),
+            Node(inner_yield, NodeRole.TERMINATOR, NodeKind.NONE, "scf.yield", "scf.yield",
+                 inner_yield, parent=region),
+            Node(result, NodeRole.IF_RESULT, NodeKind.NONE, "scf.if", "%r", region,
+                 result_index=0, value_kind="tensor", elements=size, out_bytes=2 * size),
+        ]  # fmt: skip
+        values += ["", "tensor", "", "tensor"]
+        tokens += [False] * 4
+        edges.append(edge(draw(st.integers(0, count)), region))  # the condition
+        edges.append(edge(draw(st.integers(0, count)), child))  # the `then` op's input
+        edges += [edge(child, inner_yield), edge(child, result)]
+        edges.append(edge(draw(st.integers(1, count)), result))  # the `else` yield
+        yielded = result
+    last = len(nodes)
+    nodes.append(Node(last, NodeRole.TERMINATOR, NodeKind.NONE, "scf.yield", "scf.yield", last))
     edges.append(edge(yielded, last))
     if draw(st.booleans()):  # a loop-carried value (else the iter arg is only read)
         edges.append(edge(yielded, 0, distance=1))
@@ -280,9 +465,10 @@ def brute_force(graph: LoopGraph, target: Target) -> tuple[int | None, list[Plan
     duplicable ones), partition count, warps per partition, and which copy of a duplicated
     producer sends each channel. Two choices are taken at their dominant value instead:
     registers (the least legal value >= `registers_needed`; more only costs tie-break and
-    register file, and one partition needs none) and channel depths (for a fixed rest of the
-    plan only the channel-latency term ceil(latency / depth) falls with depth, so for each
-    level T of that term each channel takes the least depth that gets it to <= T). A block
+    register file, and one partition's are left out of the tie-break) and channel depths
+    (for a fixed rest of the plan only the channel-latency term ceil(latency / depth) falls
+    with depth, so for each level T of that term each channel takes the least depth that
+    gets it to <= T). A block
     whose shallowest plan is invalid is skipped whole: the limits only tighten with depth
     and none depends on which copy sends.
     """
@@ -290,12 +476,12 @@ def brute_force(graph: LoopGraph, target: Target) -> tuple[int | None, list[Plan
     best, with_channels = None, []
     for assignment, parts in _layouts(graph, target, table):
         needed = required_channels(graph, assignment, table)
-        shallow = [assignment[u][0] for u, _, _ in needed], [1] * len(needed)
+        shallow = [assignment[u][0] for u, _, _, _ in needed], [1] * len(needed)
         if violations(
             _plan(graph, target, table, assignment, parts, needed, *shallow), graph, target
         ):
             continue
-        for srcs in product(*(assignment[u] for u, _, _ in needed)):
+        for srcs in product(*(assignment[u] for u, _, _, _ in needed)):
             for depths in _depth_candidates(table, needed):
                 plan = _plan(graph, target, table, assignment, parts, needed, srcs, depths)
                 if violations(plan, graph, target):
@@ -308,8 +494,10 @@ def brute_force(graph: LoopGraph, target: Target) -> tuple[int | None, list[Plan
 
 
 def _layouts(graph: LoopGraph, target: Target, table):
-    """Every (completed assignment, partitions) with each partition used, any warps, and
-    the registers each partition needs (or the least legal value for one partition)."""
+    """Every (completed assignment, partitions) with each partition used, partition 0 at
+    the kernel's warps (any other count is invalid), the others at any warps, and the
+    registers each partition needs (one partition: any legal value, the tie-break leaves
+    them out)."""
     for count in range(1, target.max_partitions + 1):
         ids = range(count)
         subsets = [s for r in ids for s in combinations(ids, r + 1)]
@@ -322,7 +510,9 @@ def _layouts(graph: LoopGraph, target: Target, table):
             decided = dict(zip(table.assignable, choice, strict=True))
             assignment = complete_assignment(graph, decided)
             members = [[n for n, ps in enumerate(assignment) if p in ps] for p in ids]
-            for warps in product(table.warp_options, repeat=count):
+            # Partition 0 has the kernel's warps (`violations`); the others any option.
+            for rest in product(table.warp_options, repeat=count - 1):
+                warps = (graph.num_warps, *rest)
                 parts = tuple(
                     Partition(
                         p,
@@ -339,14 +529,14 @@ def _layouts(graph: LoopGraph, target: Target, table):
 
 def _plan(graph, target, table, assignment, parts, needed, srcs, depths) -> Plan:
     channels = tuple(
-        Channel(u, s, q, d, table.producers[u].bytes, table.producers[u].memory)
-        for (u, _, q), s, d in zip(needed, srcs, depths, strict=True)
+        Channel(u, v, s, q, d, table.values[u, v].bytes, table.values[u, v].memory)
+        for (u, v, _, q), s, d in zip(needed, srcs, depths, strict=True)
     )
     return Plan(graph.name, target.name, assignment, parts, channels)
 
 
 def _depth_candidates(table, needed) -> list[tuple[int, ...]]:
-    latencies = [table.producers[u].latency for u, _, _ in needed]
+    latencies = [table.values[u, v].latency for u, v, _, _ in needed]
     levels = {ceil(lat / d) for lat in latencies for d in CHANNEL_DEPTHS}
     found = set()
     for level in levels:

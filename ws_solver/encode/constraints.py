@@ -14,7 +14,7 @@ from ortools.sat.python.cp_model import LinearExpr
 
 from ..model.cost import padded_warps
 from ..model.kinds import NodeRole
-from ..model.plan import CHANNEL_DEPTHS
+from ..model.plan import CHANNEL_DEPTHS, region_members
 from .objective import ii_lower_bound
 from .variables import Encoding
 
@@ -49,14 +49,11 @@ def mark_used(enc: Encoding) -> None:
 
 
 def derive_membership(enc: Encoding) -> None:
-    """membership: region ops run where their children run; terminators and followers where
-    their parent runs (the loop's own terminator: in every used partition)."""
+    """membership: region ops run where their children, their value nodes and the producers
+    of the values they yield run (`region_members`); terminators and followers where their
+    parent runs (the loop's own terminator: in every used partition)."""
     graph, table = enc.graph, enc.table
     assignable = set(table.assignable)
-    children: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
-    for node in graph.nodes:
-        if node.parent is not None:
-            children[node.parent].append(node.id)
 
     def is_region(node) -> bool:
         follower = node.role == NodeRole.TERMINATOR or node.follows_parent
@@ -66,7 +63,13 @@ def derive_membership(enc: Encoding) -> None:
     for node in reversed(graph.nodes):
         if not is_region(node):
             continue
-        kids = [c for c in children[node.id] if c in assignable or is_region(graph.nodes[c])]
+        kids = [
+            c
+            for c in region_members(graph, node.id)
+            if c in assignable or is_region(graph.nodes[c])
+        ]
+        if any((c, 0) not in enc.member for c in kids):
+            raise ValueError(f"region node {node.id} depends on a region not derived yet")
         for p in range(enc.partitions):
             if kids:
                 lits = [enc.member[c, p] for c in kids]
@@ -102,31 +105,35 @@ def choose_warps(enc: Encoding) -> None:
 
 
 def fix_default_warps(enc: Encoding) -> None:
-    """default_warps: partition 0 runs in Triton's default region, with the kernel's
-    num_warps, once the loop is specialized."""
-    if enc.partitions > 1:
-        default = enc.warps[0, enc.graph.num_warps]
-        enc.add("default_warps", enc.model.add_bool_or([default]), enc.multi)
+    """default_warps: partition 0 has the kernel's num_warps: Triton's default region once
+    the loop is specialized, the whole kernel when it is not."""
+    default = enc.warps[0, enc.graph.num_warps]
+    enc.add("default_warps", enc.model.add_bool_or([default]))
 
 
 def choose_registers(enc: Encoding) -> None:
-    """registers: setmaxnreg = step * reg_steps[p], a legal value for used partitions, else 0."""
-    t = enc.target
+    """registers: setmaxnreg = step * reg_steps[p], a legal value for used partitions, else 0;
+    `reg_total` (the tie-break's field) sums them once the loop is specialized, else is 0
+    (one partition has no setmaxnreg; decode reports `single_partition_registers`)."""
+    model, t = enc.model, enc.target
     lo, hi = t.setmaxnreg_min // t.setmaxnreg_step, t.setmaxnreg_max // t.setmaxnreg_step
     for p in range(enc.partitions):
-        steps = enc.model.new_int_var(0, hi, f"regs[{p}]")
-        enc.add("registers", enc.model.add(steps >= lo), enc.used[p])
-        enc.add("registers", enc.model.add(steps == 0), ~enc.used[p])
+        steps = model.new_int_var(0, hi, f"regs[{p}]")
+        enc.add("registers", model.add(steps >= lo), enc.used[p])
+        enc.add("registers", model.add(steps == 0), ~enc.used[p])
         enc.reg_steps.append(steps)
+    enc.reg_total = total = model.new_int_var(0, hi * enc.partitions, "reg_total")
+    enc.add("registers", model.add(total == LinearExpr.sum(enc.reg_steps)), enc.multi)
+    enc.add("registers", model.add(total == 0), ~enc.multi)
 
 
 def route_channels(enc: Encoding) -> None:
-    """channels: channel[u,q] iff a consumer of u runs in q and u does not."""
+    """channels: channel[u,v,q] iff a consumer of u's value v runs in q and u does not."""
     model, table = enc.model, enc.table
-    for u in table.producers:
+    for (u, v), cost in table.values.items():
         for q in range(enc.partitions):
-            enc.channel[u, q] = ch = enc.bool(f"ch[{u},{q}]")
-            here, consumers = enc.member[u, q], [enc.member[v, q] for v in table.consumers[u]]
+            enc.channel[u, v, q] = ch = enc.bool(f"ch[{u},{v},{q}]")
+            here, consumers = enc.member[u, q], [enc.member[c, q] for c in cost.consumers]
             enc.add("channels", model.add_bool_or([~ch, ~here]))
             enc.add("channels", model.add_bool_or([~ch, *consumers]))
             for lit in consumers:
@@ -136,13 +143,13 @@ def route_channels(enc: Encoding) -> None:
 def choose_depths(enc: Encoding) -> None:
     """channel_depth: one depth per channel, among the depths that can pay off."""
     floor = ii_lower_bound(enc)
-    for u, cost in enc.table.producers.items():
-        enc.depths[u] = useful_depths(cost.latency, floor)
+    for (u, v), cost in enc.table.values.items():
+        enc.depths[u, v] = useful_depths(cost.latency, floor)
         for q in range(enc.partitions):
-            for j in enc.depths[u]:
-                enc.depth[u, q, j] = enc.bool(f"d[{u},{q},{j}]")
-            depths = [enc.depth[u, q, j] for j in enc.depths[u]]
-            enc.add("channel_depth", enc.model.add(sum(depths) == enc.channel[u, q]))
+            for j in enc.depths[u, v]:
+                enc.depth[u, v, q, j] = enc.bool(f"d[{u},{v},{q},{j}]")
+            depths = [enc.depth[u, v, q, j] for j in enc.depths[u, v]]
+            enc.add("channel_depth", enc.model.add(sum(depths) == enc.channel[u, v, q]))
 
 
 def useful_depths(latency: int, ii_floor: int) -> tuple[int, ...]:
@@ -158,28 +165,32 @@ def useful_depths(latency: int, ii_floor: int) -> tuple[int, ...]:
 
 def choose_sources(enc: Encoding) -> None:
     """channel_source: which copy of a producer sends each of its channels. A producer with
-    one copy sends from where it runs (`sends[u,p]` counts them); any copy of a duplicated
-    one may (evaluate charges the channel's `src`), which keeps partitions 1..P-1
-    interchangeable."""
+    one copy sends from where it runs (`send_busy[u,p]` sums the producer side of its
+    channels); any copy of a duplicated one may (evaluate charges the channel's `src`),
+    which keeps partitions 1..P-1 interchangeable."""
     model, table = enc.model, enc.table
-    for u in table.producers:
-        channels = [enc.channel[u, q] for q in range(enc.partitions)]
+    by_producer: dict[int, list[str]] = {}
+    for u, v in table.values:
+        by_producer.setdefault(u, []).append(v)
+    for u, values in by_producer.items():
         if u in enc.x and u not in table.duplicable:
+            costs = {v: table.values[u, v].producer_busy for v in values}
+            terms = [costs[v] * enc.channel[u, v, q] for v in values for q in range(enc.partitions)]
+            bound = sum(costs.values()) * (enc.partitions - 1)
             for p in range(enc.partitions):
-                enc.sends[u, p] = sends = model.new_int_var(
-                    0, enc.partitions - 1, f"sends[{u},{p}]"
-                )
-                enc.add("channel_source", model.add(sends == sum(channels)), enc.x[u, p])
-                enc.add("channel_source", model.add(sends == 0), ~enc.x[u, p])
+                enc.send_busy[u, p] = busy = model.new_int_var(0, bound, f"send_busy[{u},{p}]")
+                enc.add("channel_source", model.add(busy == LinearExpr.sum(terms)), enc.x[u, p])
+                enc.add("channel_source", model.add(busy == 0), ~enc.x[u, p])
             continue
-        for q in range(enc.partitions):
-            sources = []
-            for p in range(enc.partitions):
-                if p != q:
-                    enc.source[u, q, p] = src = enc.bool(f"src[{u},{q},{p}]")
-                    enc.add("channel_source", model.add_implication(src, enc.member[u, p]))
-                    sources.append(src)
-            enc.add("channel_source", model.add(sum(sources) == channels[q]))
+        for v in values:
+            for q in range(enc.partitions):
+                sources = []
+                for p in range(enc.partitions):
+                    if p != q:
+                        enc.source[u, v, q, p] = src = enc.bool(f"src[{u},{v},{q},{p}]")
+                        enc.add("channel_source", model.add_implication(src, enc.member[u, p]))
+                        sources.append(src)
+                enc.add("channel_source", model.add(sum(sources) == enc.channel[u, v, q]))
 
 
 def limit_partitions(enc: Encoding) -> None:
@@ -248,20 +259,20 @@ def limit_register_file(enc: Encoding) -> None:
 
 def limit_barriers(enc: Encoding) -> None:
     """mbarriers: a full and an empty barrier per channel stage."""
-    stages = LinearExpr.sum([enc.depth_of(u, q) for (u, q) in enc.channel])
+    stages = LinearExpr.sum([enc.depth_of(u, v, q) for (u, v, q) in enc.channel])
     enc.add("mbarriers", enc.model.add(2 * stages <= enc.target.max_mbarriers))
 
 
 def size_allocations(enc: Encoding) -> None:
-    """alloc_depth: an in-loop allocation sent over channels is copied per stage of its
-    deepest channel (`shared_and_tensor_memory`)."""
+    """alloc_depth: an in-loop allocation whose buffer (or a view of it) is sent over
+    channels is copied per stage of its deepest channel (`shared_and_tensor_memory`)."""
     table = enc.table
     for n in sorted({*table.loop_smem, *table.loop_tmem_columns}):
-        cost = table.producers.get(n)
-        if cost is None or not cost.multibuffered_alloc:
+        keys = [key for key, cost in table.values.items() if cost.alloc == n]
+        if not keys:
             continue
         depth = enc.model.new_int_var(1, max(CHANNEL_DEPTHS), f"alloc_depth[{n}]")
-        stages = [enc.depth_of(n, q) for q in range(enc.partitions)]
+        stages = [enc.depth_of(u, v, q) for u, v in keys for q in range(enc.partitions)]
         enc.add("alloc_depth", enc.model.add_max_equality(depth, [enc.true, *stages]))
         enc.alloc_depth[n] = depth
 
@@ -271,10 +282,10 @@ def limit_shared_memory(enc: Encoding) -> None:
     bytes x depth fit the CTA (`shared_and_tensor_memory`)."""
     table = enc.table
     smem = [table.hoisted_smem]
-    for u, q in enc.channel:
-        cost = table.producers[u]
-        if cost.staged and not cost.multibuffered_alloc:
-            smem.append(cost.bytes * enc.depth_of(u, q))
+    for u, v, q in enc.channel:
+        cost = table.values[u, v]
+        if cost.staged:
+            smem.append(cost.bytes * enc.depth_of(u, v, q))
     smem += [nbytes * enc.alloc_depth.get(n, 1) for n, nbytes in table.loop_smem.items()]
     limit = enc.target.shared_memory_per_cta
     enc.add("shared_memory", enc.model.add(LinearExpr.sum(smem) <= limit))

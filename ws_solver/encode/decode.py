@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..model.cost import single_partition_registers
 from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
 from .variables import Encoding, Lit
@@ -34,18 +35,24 @@ def decode(enc: Encoding, value: Callable[[Lit], int]) -> Plan:
         warps = next(k for k in table.warp_options if value(enc.warps[p, k]))
         members = [n for n, parts in enumerate(assignment) if p in parts]
         role = partition_role(enc, members, len(used) > 1)
-        partitions.append(Partition(p, warps, value(enc.reg_steps[p]) * step, 0, role))
+        # One partition has no setmaxnreg: report what the loop needs, not the free variable.
+        regs = (
+            value(enc.reg_steps[p]) * step
+            if len(used) > 1
+            else single_partition_registers(enc.graph, enc.target)
+        )
+        partitions.append(Partition(p, warps, regs, 0, role))
     channels = []
-    for (u, q), ch in sorted(enc.channel.items()):
+    for (u, v, q), ch in sorted(enc.channel.items()):
         if not value(ch):
             continue
-        if (u, 0) in enc.sends:  # one copy: it sends from where it runs
+        if (u, 0) in enc.send_busy:  # one copy: it sends from where it runs
             src = next(p for p in range(enc.partitions) if value(enc.x[u, p]))
         else:
-            src = next(p for p in range(enc.partitions) if p != q and value(enc.source[u, q, p]))
-        depth = next(j for j in enc.depths[u] if value(enc.depth[u, q, j]))
-        cost = table.producers[u]
-        channels.append(Channel(u, src, q, depth, cost.bytes, cost.memory))
+            src = next(p for p in range(enc.partitions) if p != q and value(enc.source[u, v, q, p]))
+        depth = next(j for j in enc.depths[u, v] if value(enc.depth[u, v, q, j]))
+        cost = table.values[u, v]
+        channels.append(Channel(u, v, src, q, depth, cost.bytes, cost.memory))
     return Plan(
         loop=enc.graph.name,
         target=enc.target.name,
@@ -70,7 +77,7 @@ def fit(enc: Encoding, plan: Plan) -> Plan:
     new = {old: i for i, old in enumerate(order)}
 
     def channel(c: Channel) -> Channel:
-        depth = min(c.depth, max(enc.depths.get(c.producer, (c.depth,))))
+        depth = min(c.depth, max(enc.depths.get((c.producer, c.value), (c.depth,))))
         return replace(c, src=new.get(c.src, c.src), dst=new.get(c.dst, c.dst), depth=depth)
 
     return replace(
@@ -78,7 +85,7 @@ def fit(enc: Encoding, plan: Plan) -> Plan:
         assignment=tuple(tuple(sorted(new.get(p, p) for p in ps)) for ps in plan.assignment),
         partitions=tuple(replace(plan.partitions[old], id=i) for i, old in enumerate(order)),
         channels=tuple(
-            sorted((channel(c) for c in plan.channels), key=lambda c: (c.producer, c.dst))
+            sorted((channel(c) for c in plan.channels), key=lambda c: (c.producer, c.value, c.dst))
         ),
     )
 
@@ -103,15 +110,15 @@ def plan_values(enc: Encoding, plan: Plan) -> list[tuple[Lit, int]] | None:
         values.append((enc.reg_steps[p], part.registers // step if part else 0))
         for k in table.warp_options:
             values.append((enc.warps[p, k], int(part is not None and part.warps == k)))
-    sent = {(c.producer, c.dst): c for c in plan.channels}
+    sent = {(c.producer, c.value, c.dst): c for c in plan.channels}
     if any(key not in enc.channel for key in sent):
         return None
-    for (u, q), ch in enc.channel.items():
-        c = sent.get((u, q))
+    for (u, v, q), ch in enc.channel.items():
+        c = sent.get((u, v, q))
         values.append((ch, int(c is not None)))
-        for j in enc.depths[u]:
-            values.append((enc.depth[u, q, j], int(c is not None and c.depth == j)))
+        for j in enc.depths[u, v]:
+            values.append((enc.depth[u, v, q, j], int(c is not None and c.depth == j)))
         for p in range(enc.partitions):
-            if (u, q, p) in enc.source:
-                values.append((enc.source[u, q, p], int(c is not None and c.src == p)))
+            if (u, v, q, p) in enc.source:
+                values.append((enc.source[u, v, q, p], int(c is not None and c.src == p)))
     return values

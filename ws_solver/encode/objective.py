@@ -15,7 +15,7 @@ def _busy_bound(enc: Encoding) -> int:
     """An upper bound on any partition's busy cycles (every node and channel in one place)."""
     table = enc.table
     nodes = sum(max(c.busy.values(), default=0) for c in table.nodes)
-    channels = sum(c.producer_busy + c.consumer_busy for c in table.producers.values())
+    channels = sum(c.producer_busy + c.consumer_busy for c in table.values.values())
     return nodes + channels * enc.partitions
 
 
@@ -37,15 +37,15 @@ def partition_busy(enc: Encoding) -> None:
     for p in range(enc.partitions):
         busy = model.new_int_var(0, bound, f"busy[{p}]")
         channels = []
-        for (u, q), ch in enc.channel.items():
-            cost = table.producers[u]
+        for (u, v, q), ch in enc.channel.items():
+            cost = table.values[u, v]
             if q == p:
                 channels.append(cost.consumer_busy * ch)
-            elif (u, q, p) in enc.source:
-                channels.append(cost.producer_busy * enc.source[u, q, p])
-        for (u, pp), sends in enc.sends.items():
+            elif (u, v, q, p) in enc.source:
+                channels.append(cost.producer_busy * enc.source[u, v, q, p])
+        for (_, pp), sends in enc.send_busy.items():
             if pp == p:
-                channels.append(table.producers[u].producer_busy * sends)
+                channels.append(sends)
         for k in table.warp_options:
             nodes = [c.busy[k] * enc.member[n, p] for n, c in enumerate(table.nodes) if c.busy[k]]
             load = LinearExpr.sum(nodes + channels)
@@ -67,9 +67,9 @@ def unit_load(enc: Encoding) -> None:
             cycles = c.units.get(unit, 0)
             terms += [cycles * enc.member[n, p] for p in range(enc.partitions) if cycles]
         if unit == "smem":
-            for (u, _), ch in enc.channel.items():
-                if table.producers[u].smem_unit:
-                    terms.append(table.producers[u].smem_unit * ch)
+            for (u, v, _), ch in enc.channel.items():
+                if table.values[u, v].smem_unit:
+                    terms.append(table.values[u, v].smem_unit * ch)
         load = model.new_int_var(0, _unit_bound(enc, unit), f"unit[{unit}]")
         enc.add("units", model.add(load == LinearExpr.sum(terms)))
         enc.units[unit] = load
@@ -78,20 +78,20 @@ def unit_load(enc: Encoding) -> None:
 def _unit_bound(enc: Encoding, unit: str) -> int:
     table = enc.table
     nodes = sum(c.units.get(unit, 0) for c in table.nodes) * enc.partitions
-    channels = sum(c.smem_unit for c in table.producers.values()) * enc.partitions
+    channels = sum(c.smem_unit for c in table.values.values()) * enc.partitions
     return nodes + (channels if unit == "smem" else 0)
 
 
 def recurrence_terms(enc: Encoding) -> list:
     """recurrences: latency of each loop-carried path, plus the hand-off latency when the
-    producer's value reaches the iter arg's partition through a channel."""
+    carried value is channelled to a partition of its iter arg."""
     table, sync = enc.table, enc.target.rates.sync_latency_cycles
     terms = []
     for i, r in enumerate(table.recurrences):
         crossings = []
-        if r.producer in table.producers:
+        if (r.producer, r.value) in table.values:
             for q in range(enc.partitions):
-                pair = [enc.channel[r.producer, q], enc.member[r.carried, q]]
+                pair = [enc.channel[r.producer, r.value, q], enc.member[r.carried, q]]
                 crossings.append(enc.all_of("recurrences", pair, f"cross[{i},{q}]"))
         crosses = enc.any_of("recurrences", crossings, f"crosses[{i}]")
         terms.append(r.latency + sync * crosses)
@@ -102,9 +102,9 @@ def channel_latency_terms(enc: Encoding) -> list:
     """channel_latency: a producer runs at most `depth` iterations ahead, so
     II >= ceil(latency / depth) for each channel (0 where there is none)."""
     terms = []
-    for u, q in enc.channel:
-        latency = enc.table.producers[u].latency
-        steps = [ceil(latency / j) * enc.depth[u, q, j] for j in enc.depths[u]]
+    for u, v, q in enc.channel:
+        latency = enc.table.values[u, v].latency
+        steps = [ceil(latency / j) * enc.depth[u, v, q, j] for j in enc.depths[u, v]]
         terms.append(LinearExpr.sum(steps))
     return terms
 
@@ -112,7 +112,7 @@ def channel_latency_terms(enc: Encoding) -> list:
 def _ii_bound(enc: Encoding) -> int:
     table, sync = enc.table, enc.target.rates.sync_latency_cycles
     recurrence = max((r.latency for r in table.recurrences), default=0) + sync
-    channel = max((c.latency for c in table.producers.values()), default=0)
+    channel = max((c.latency for c in table.values.values()), default=0)
     units = max(_unit_bound(enc, u) for u in UNITS)
     return max(_busy_bound(enc), units, recurrence, channel)
 
@@ -126,11 +126,11 @@ def minimize_ii(enc: Encoding) -> None:
     enc.ii = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc), "ii")
     enc.add("ii", model.add_max_equality(enc.ii, terms))
     warps = LinearExpr.sum([k * w for (_, k), w in enc.warps.items()])
-    stages = LinearExpr.sum([enc.depth_of(u, q) for u, q in enc.channel])
+    stages = LinearExpr.sum([enc.depth_of(u, v, q) for u, v, q in enc.channel])
     tb = tiebreak(
         LinearExpr.sum(enc.used),
         warps,
-        LinearExpr.sum(enc.reg_steps),
+        enc.reg_total,
         LinearExpr.sum(list(enc.channel.values())),
         stages,
     )

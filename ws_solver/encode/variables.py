@@ -2,7 +2,8 @@
 
 Index conventions: `n` a node id, `p`/`q` a partition (0..P-1, 0 is Triton's default region),
 `k` a warp count from `table.warp_options`, `j` a channel depth (CHANNEL_DEPTHS), `u` a
-producer (a node whose results other nodes need).
+producer and `v` the name of one of its values that other nodes need (`table.values`): a
+channel is (u, v, q), one value into one partition.
 """
 
 from __future__ import annotations
@@ -84,13 +85,17 @@ class Encoding:
     used: list[cp_model.IntVar] = field(default_factory=list)
     warps: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (p, k)
     reg_steps: list[cp_model.IntVar] = field(default_factory=list)  # setmaxnreg / step
-    channel: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (u, q)
-    depths: dict[int, tuple[int, ...]] = field(default_factory=dict)  # u -> depths offered
-    depth: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)  # (u,q,j)
-    # Which copy of a producer sends each channel: `source` (u, q, p) for producers that may
-    # run in several partitions, `sends` (u, p) = channels u sends from p for the others.
-    source: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
-    sends: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    reg_total: cp_model.IntVar | None = None  # sum of reg_steps when specialized, else 0
+    channel: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)  # u,v,q
+    depths: dict[tuple[int, str], tuple[int, ...]] = field(default_factory=dict)  # offered
+    depth: dict[tuple[int, str, int, int], cp_model.IntVar] = field(
+        default_factory=dict
+    )  # (u, v, q, j)
+    # Which copy of a producer sends each channel: `source` (u, v, q, p) for producers that
+    # may run in several partitions; for the others `send_busy` (u, p) = the producer-side
+    # busy cycles of the channels u sends from p (it sends from where it runs).
+    source: dict[tuple[int, str, int, int], cp_model.IntVar] = field(default_factory=dict)
+    send_busy: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     alloc_depth: dict[int, cp_model.IntVar] = field(default_factory=dict)  # in-loop allocs
     busy: list[cp_model.IntVar] = field(default_factory=list)
     units: dict[str, cp_model.IntVar] = field(default_factory=dict)
@@ -139,9 +144,9 @@ class Encoding:
         self.add(group, self.model.add_bool_or([~lit for lit in literals]), ~b)
         return b
 
-    def depth_of(self, u: int, q: int) -> cp_model.LinearExprT:
-        """Stages of channel (u, q); 0 when there is no such channel."""
-        return cp_model.LinearExpr.sum([j * self.depth[u, q, j] for j in self.depths[u]])
+    def depth_of(self, u: int, v: str, q: int) -> cp_model.LinearExprT:
+        """Stages of channel (u, v, q); 0 when there is no such channel."""
+        return cp_model.LinearExpr.sum([j * self.depth[u, v, q, j] for j in self.depths[u, v]])
 
 
 def new_encoding(graph: LoopGraph, target: Target, table: CostTable, options: EncodeOptions):

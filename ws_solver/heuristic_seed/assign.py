@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..model.cost import CostTable
 from ..model.graph import LoopGraph
 from ..model.kinds import NodeRole
-from ..model.plan import complete_assignment
+from ..model.plan import complete_assignment, region_members
 from .facts import LOAD, MMA, MMA_REG, STORE, TMEM, Facts
 from .merge import MergeState
 from .rules import CAP
@@ -86,17 +86,24 @@ class _Propagation:
             while p is not None:
                 self.descendants.setdefault(p, []).append(n.id)
                 p = graph.nodes[p].parent
+        # Region ops also run where their value nodes and yielded producers run.
+        self.region_extra: dict[int, list[int]] = {
+            n.id: region_members(graph, n.id)
+            for n in graph.nodes
+            if n.role == NodeRole.OP and n.op_name in ("scf.if", "scf.for")
+        }
 
     def where(self, c: int) -> set[int]:
-        """Partitions that run node `c` (for region ops: any of their descendants)."""
+        """Partitions that run node `c` (for region ops: any of their descendants, value
+        nodes and yielded producers, as `complete_assignment` will have it)."""
         if c in self.parts:
             return self.parts[c]
         node = self.graph.nodes[c]
         if node.follows_parent and node.parent is not None:
             return self.where(node.parent)
-        if c in self.descendants:
+        if c in self.region_extra:
             found: set[int] = set()
-            for d in self.descendants[c]:
+            for d in self.descendants.get(c, []) + self.region_extra[c]:
                 found |= self.parts.get(d, set())
             return found
         return set()
@@ -213,11 +220,16 @@ def _duplicate_cheap(graph: LoopGraph, table: CostTable, prop: _Propagation, ord
     """Recompute cheap duplicable nodes where they are needed, if their inputs are there."""
     parts = prop.parts
     for n in order:
-        if n not in table.duplicable or n not in table.producers:
+        values = table.values_of(n)
+        if n not in table.duplicable or not values:
             continue
-        channel = table.producers[n]
-        saved = channel.producer_busy + channel.consumer_busy
         for r in sorted(prop.needed_by(n) - parts[n]):
+            # The channels of n's values into r that a copy in r saves.
+            saved = sum(
+                v.producer_busy + v.consumer_busy
+                for v in values
+                if any(r in prop.where(c) for c in v.consumers)
+            )
             if table.busy(n, 4) > saved:
                 continue
             inputs = [e.src for e in graph.in_edges(n) if e.src != n]

@@ -125,7 +125,7 @@ def choose_channels(
     channels: tuple[Channel, ...] = ()
     for load_depth, other_depth in DEPTH_STEPS:
 
-        def depth_of(producer: int, dst: int, ld=load_depth, od=other_depth) -> int:
+        def depth_of(producer: int, value: str, dst: int, ld=load_depth, od=other_depth) -> int:
             src = min(assignment[producer])
             return ld if roles[src] == LOAD_ROLE else od
 

@@ -8,8 +8,11 @@ II = max( busy time of each partition   (a partition is one instruction stream),
           load on each shared SM unit   (tensor cores, TMA/memory, SFU, ALU, shared memory),
           each loop-carried recurrence  (+ a hand-off latency when it crosses partitions),
           each channel's latency / depth (a producer runs at most `depth` iterations ahead) ).
-Channels add busy time on both sides (barrier arrive/wait, staging register data through
-shared memory). Registers, shared memory, tensor memory, barriers and warps are hard limits.
+A channel carries one value of a producer to one partition that needs it (tokens: a barrier
+hand-off; register data: staged through shared memory; buffers: shared, or multibuffered when
+allocated in the loop) and adds busy time on both sides (barrier arrive/wait, staging).
+Registers, shared memory, tensor memory, barriers and warps are hard limits. One partition
+(no specialization) runs with the kernel's warps and no setmaxnreg.
 """
 
 from __future__ import annotations
@@ -75,13 +78,22 @@ class NodeCost:
 
 
 @dataclass(frozen=True)
-class ProducerCost:
-    """What sending a node's results to another partition costs, per channel and stage."""
+class ValueCost:
+    """What sending one value of a node to another partition costs, per channel and stage.
 
-    bytes: int  # bytes buffered per stage
+    Tokens (and other data-free values) need only the barrier hand-off; scalars and register
+    tensors are staged through shared memory (written by the producer, read by the consumer);
+    memory descriptors hand over a buffer, which is copied per stage when it is allocated in
+    the loop (`alloc`), else shared as it is."""
+
+    producer: int  # node id
+    value: str  # SSA value name, as on `Edge.value`
+    kind: str  # the value's kind: "tensor", "scalar", "memdesc", "token", ...
+    consumers: tuple[int, ...]  # nodes that need the value (terminators excluded)
+    bytes: int  # bytes buffered per stage (0: barrier only)
     memory: str  # "shared", "tensor" or "" (barrier only)
     staged: bool  # register data copied through shared memory (write + read)
-    multibuffered_alloc: bool  # the bytes are a buffer allocated in the loop, copied per stage
+    alloc: int | None  # the in-loop allocation (node id) a memdesc is multibuffered in
     producer_busy: int
     consumer_busy: int
     smem_unit: int
@@ -90,9 +102,11 @@ class ProducerCost:
 
 @dataclass(frozen=True)
 class Recurrence:
-    """A loop-carried value: `producer` → (back edge) → iter arg `carried`, with path latency."""
+    """A loop-carried value: `producer`'s `value` → (back edge) → iter arg `carried`, with
+    the latency of the path iter arg ⇝ producer."""
 
     producer: int
+    value: str
     carried: int
     latency: int
 
@@ -103,8 +117,10 @@ class CostTable:
     target: Target
     params: CostParams
     nodes: tuple[NodeCost, ...]
-    producers: dict[int, ProducerCost]  # node id -> channel costs, for nodes with consumers
-    consumers: dict[int, tuple[int, ...]]  # node id -> nodes that need its results
+    # (producer node id, value name) -> channel costs, for every value with consumers, in
+    # (producer, value name) order.
+    values: dict[tuple[int, str], ValueCost]
+    consumers: dict[int, tuple[int, ...]]  # node id -> nodes that need any of its results
     recurrences: tuple[Recurrence, ...]
     hoisted_smem: int  # shared memory allocated above the loop and used in it
     hoisted_tmem_columns: int
@@ -117,6 +133,10 @@ class CostTable:
     def busy(self, node_id: int, warps: int) -> int:
         return self.nodes[node_id].busy[warps]
 
+    def values_of(self, node_id: int) -> list[ValueCost]:
+        """The channelled values of one node, by value name."""
+        return [v for (u, _), v in self.values.items() if u == node_id]
+
 
 def cost_table(graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> CostTable:
     return _cost_table_cached(graph, target, params)
@@ -127,16 +147,14 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
     warp_options = tuple(sorted(set(target.allowed_partition_warps) | {graph.num_warps}))
     nodes = tuple(_node_cost(graph, target, params, n.id, warp_options) for n in graph.nodes)
     consumers = _consumers(graph)
-    producers = {
-        u: _producer_cost(graph, target, params, u, nodes) for u in consumers if consumers[u]
-    }
     hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
+    values = _value_costs(graph, target, params, nodes, {*loop_smem, *loop_tmem})
     return CostTable(
         graph=graph,
         target=target,
         params=params,
         nodes=nodes,
-        producers=producers,
+        values=values,
         consumers=consumers,
         recurrences=_recurrences(graph, nodes),
         hoisted_smem=hoisted_smem,
@@ -283,46 +301,79 @@ def _consumers(graph: LoopGraph) -> dict[int, tuple[int, ...]]:
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def _producer_cost(graph, target, params, node_id, nodes) -> ProducerCost:
-    rates = target.rates
-    values: dict[str, tuple[str, int, str]] = {}
-    for e in graph.out_edges(node_id):
-        if graph.nodes[e.dst].role != NodeRole.TERMINATOR:
-            values[e.value] = (e.value_kind, e.bytes, e.memory)
-    staged_bytes = sum(b for k, b, _ in values.values() if k in ("tensor", "scalar"))
-    shared_views = [(b, m) for k, b, m in values.values() if k == "memdesc"]
-    node = graph.nodes[node_id]
-    in_loop_alloc = any(b.inside_loop for b in node.buffers) and shared_views
-    view_bytes = sum(b for b, _ in shared_views) if in_loop_alloc else 0
-    memory = "shared" if staged_bytes else (shared_views[0][1] if view_bytes else "")
-    smem_cycles = ceil(staged_bytes / rates.smem_bytes_per_cycle)
-    sync = params.channel_sync_cycles
-    return ProducerCost(
-        bytes=staged_bytes + view_bytes,
-        memory=memory,
-        staged=staged_bytes > 0,
-        multibuffered_alloc=bool(view_bytes),
-        producer_busy=sync + smem_cycles,
-        consumer_busy=sync + smem_cycles,
-        smem_unit=2 * smem_cycles,
-        latency=nodes[node_id].latency + rates.sync_latency_cycles,
-    )
+def _value_costs(graph, target, params, nodes, allocations) -> dict:
+    """Channel costs of every value that has consumers, keyed (producer, value name)."""
+    found: dict[tuple[int, str], dict] = {}
+    for e in graph.edges:
+        if graph.nodes[e.dst].role == NodeRole.TERMINATOR:
+            continue
+        entry = found.setdefault((e.src, e.value), {"edge": e, "consumers": set()})
+        entry["consumers"].add(e.dst)
+    alloc_of_name = _allocation_names(graph, allocations)
+    rates, sync = target.rates, params.channel_sync_cycles
+    out = {}
+    for (u, value), entry in sorted(found.items()):
+        e = entry["edge"]
+        staged = e.value_kind in ("tensor", "scalar")
+        alloc = None
+        if e.value_kind == "memdesc":
+            alloc = _in_loop_allocation(graph, u, value, alloc_of_name)
+        nbytes = e.bytes if staged or alloc is not None else 0
+        # Staged data lands in shared memory; a buffer keeps its memory; a token needs none.
+        memory = "shared" if staged else ((e.memory or "shared") if nbytes else "")
+        smem_cycles = ceil(nbytes / rates.smem_bytes_per_cycle) if staged else 0
+        out[u, value] = ValueCost(
+            producer=u,
+            value=value,
+            kind=e.value_kind,
+            consumers=tuple(sorted(entry["consumers"])),
+            bytes=nbytes,
+            memory=memory,
+            staged=staged,
+            alloc=alloc,
+            producer_busy=sync + smem_cycles,
+            consumer_busy=sync + smem_cycles,
+            smem_unit=2 * smem_cycles,
+            latency=nodes[u].latency + rates.sync_latency_cycles,
+        )
+    return out
+
+
+def _allocation_names(graph: LoopGraph, allocations) -> dict[str, int]:
+    """Result name -> node id, for the loop's in-loop allocations."""
+    names = {}
+    for n in sorted(allocations):
+        for e in graph.out_edges(n):
+            if e.value_kind == "memdesc":
+                names.setdefault(e.value, n)
+        names.setdefault(graph.nodes[n].label.split(", ")[0], n)
+    return names
+
+
+def _in_loop_allocation(graph: LoopGraph, u: int, value: str, alloc_of_name) -> int | None:
+    """The in-loop allocation a memdesc value of node `u` lives in: `u` itself when it
+    allocates, else the root allocation of the view (`Node.buffers`), if allocated in the
+    loop."""
+    if value in alloc_of_name:
+        return alloc_of_name[value]
+    inside = [b for b in graph.nodes[u].buffers if b.inside_loop and b.name in alloc_of_name]
+    if len(inside) == 1:
+        return alloc_of_name[inside[0].name]
+    return None
 
 
 def required_channels(
     graph: LoopGraph, assignment: tuple[tuple[int, ...], ...], table: CostTable
-) -> list[tuple[int, int, int]]:
-    """(producer, src partition, dst partition) for each partition that needs a node's
-    results without running the node itself."""
+) -> list[tuple[int, str, int, int]]:
+    """(producer, value, src partition, dst partition) for each partition that needs a value
+    without running its producer; `src` is the producer's lowest partition."""
     found = []
-    for u, users in table.consumers.items():
-        if not users or u not in table.producers:
-            continue
+    for (u, value), cost in table.values.items():
         here = set(assignment[u])
         if not here:
             continue
-        needed = set().union(*(assignment[v] for v in users)) - here
-        found.extend((u, min(here), q) for q in sorted(needed))
+        needed = set().union(*(assignment[v] for v in cost.consumers)) - here
+        found.extend((u, value, min(here), q) for q in sorted(needed))
     return found
 
 
@@ -330,13 +381,14 @@ def derive_channels(
     graph: LoopGraph,
     assignment: tuple[tuple[int, ...], ...],
     table: CostTable,
-    depth_of=lambda producer, dst: 2,
+    depth_of=lambda producer, value, dst: 2,
 ) -> tuple[Channel, ...]:
-    """The channels an assignment needs, with depths chosen by `depth_of`."""
+    """The channels an assignment needs, with depths chosen by `depth_of(producer, value,
+    dst)`."""
     chans = []
-    for u, src, dst in required_channels(graph, assignment, table):
-        p = table.producers[u]
-        chans.append(Channel(u, src, dst, depth_of(u, dst), p.bytes, p.memory))
+    for u, value, src, dst in required_channels(graph, assignment, table):
+        cost = table.values[u, value]
+        chans.append(Channel(u, value, src, dst, depth_of(u, value, dst), cost.bytes, cost.memory))
     return tuple(chans)
 
 
@@ -361,7 +413,7 @@ def _recurrences(graph: LoopGraph, nodes) -> tuple[Recurrence, ...]:
                 if cand > best.get(m, -1):
                     best[m] = cand
         if e.src in best:
-            found.append(Recurrence(e.src, e.dst, best[e.src]))
+            found.append(Recurrence(e.src, e.value, e.dst, best[e.src]))
     return tuple(found)
 
 
@@ -394,10 +446,17 @@ def _buffers(graph: LoopGraph, target: Target):
     loop_smem, loop_tmem = {}, {}
     for n in graph.nodes:
         if n.op_name == "ttg.local_alloc" and n.role == NodeRole.OP:
-            loop_smem[n.id] = n.out_bytes
+            loop_smem[n.id] = _allocated_bytes(n)
         elif n.op_name == "ttng.tmem_alloc" and n.role == NodeRole.OP:
-            loop_tmem[n.id] = _tmem_columns(target, n.out_bytes)
+            loop_tmem[n.id] = _tmem_columns(target, _allocated_bytes(n))
     return hoisted_smem, hoisted_tmem, loop_smem, loop_tmem
+
+
+def _allocated_bytes(node) -> int:
+    """Bytes an allocation op allocates: its own buffers (not other results it returns)."""
+    names = set(node.label.split(", "))
+    own = [b.bytes for b in node.buffers if b.name in names]
+    return sum(own) if own else node.out_bytes
 
 
 def _tmem_columns(target: Target, nbytes: int) -> int:
@@ -493,19 +552,20 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
             units[unit] += cycles * len(parts)
     channel_bound = 0
     for c in plan.channels:
-        pc = table.producers.get(c.producer)
-        if pc is None:
+        vc = table.values.get((c.producer, c.value))
+        if vc is None:
             continue
         if c.src in busy:
-            busy[c.src] += pc.producer_busy
+            busy[c.src] += vc.producer_busy
         if c.dst in busy:
-            busy[c.dst] += pc.consumer_busy
-        units["smem"] += pc.smem_unit
-        channel_bound = max(channel_bound, ceil(pc.latency / c.depth))
+            busy[c.dst] += vc.consumer_busy
+        units["smem"] += vc.smem_unit
+        channel_bound = max(channel_bound, ceil(vc.latency / c.depth))
     recurrence, rec_label = 0, ""
     for r in table.recurrences:
         crosses = any(
-            c.producer == r.producer and c.dst in plan.assignment[r.carried] for c in plan.channels
+            (c.producer, c.value) == (r.producer, r.value) and c.dst in plan.assignment[r.carried]
+            for c in plan.channels
         )
         value = r.latency + (target.rates.sync_latency_cycles if crosses else 0)
         if value > recurrence:
@@ -526,7 +586,12 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
         for p in plan.partitions
     )
     smem, tmem = shared_and_tensor_memory(plan, table)
-    reg_steps = sum(p.registers // target.setmaxnreg_step for p in plan.partitions)
+    # One partition has no setmaxnreg (the compiler allocates): its registers are no choice.
+    reg_steps = (
+        sum(p.registers // target.setmaxnreg_step for p in plan.partitions)
+        if plan.specialized
+        else 0
+    )
     fields = (
         len(plan.partitions),
         sum(p.warps for p in plan.partitions),
@@ -561,15 +626,19 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
 
 
 def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
-    """Bytes of shared memory and columns of tensor memory the plan uses."""
+    """Bytes of shared memory and columns of tensor memory the plan uses: buffers hoisted
+    above the loop, in-loop allocations times the depth of the deepest channel that sends
+    them (or a view of them), and register values staged per channel stage."""
     depth_of_alloc: dict[int, int] = {}
     smem = table.hoisted_smem
     for c in plan.channels:
-        pc = table.producers[c.producer]
-        if pc.staged:
-            smem += pc.bytes * c.depth if not pc.multibuffered_alloc else 0
-        if pc.multibuffered_alloc:
-            depth_of_alloc[c.producer] = max(depth_of_alloc.get(c.producer, 1), c.depth)
+        vc = table.values.get((c.producer, c.value))
+        if vc is None:
+            continue
+        if vc.staged:
+            smem += vc.bytes * c.depth
+        if vc.alloc is not None:  # the allocation is copied per stage of its deepest channel
+            depth_of_alloc[vc.alloc] = max(depth_of_alloc.get(vc.alloc, 1), c.depth)
     smem += sum(b * depth_of_alloc.get(n, 1) for n, b in table.loop_smem.items())
     tmem = table.hoisted_tmem_columns + sum(
         cols * depth_of_alloc.get(n, 1) for n, cols in table.loop_tmem_columns.items()
@@ -591,7 +660,12 @@ def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
     if len(ids) > target.max_partitions:
         out.append(f"{len(ids)} partitions exceed the limit of {target.max_partitions}")
     part = {p.id: p for p in plan.partitions}
-    label = lambda n: f"node {n} ({graph.nodes[n].op_name} {graph.nodes[n].label})"  # noqa: E731
+
+    def label(n: int) -> str:
+        if not 0 <= n < len(graph.nodes):
+            return f"node {n}"
+        return f"node {n} ({graph.nodes[n].op_name} {graph.nodes[n].label})"
+
     for n in table.assignable:
         parts = plan.assignment[n]
         if not parts:
@@ -626,7 +700,7 @@ def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
             out.append(f"partition {p.id} needs {need} registers per thread, has {p.registers}")
         if p.stage not in (0, 1):
             out.append(f"partition {p.id}: stage {p.stage} is not 0 or 1")
-    if plan.partitions[0].warps != graph.num_warps and plan.specialized:
+    if plan.partitions[0].warps != graph.num_warps:
         out.append(
             f"partition 0 runs in the default region with the kernel's {graph.num_warps} "
             f"warps, not {plan.partitions[0].warps}"
@@ -640,16 +714,32 @@ def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
     )
     if regs > target.registers_per_sm and plan.specialized:
         out.append(f"{regs} registers exceed the register file of {target.registers_per_sm}")
-    want = {(u, q) for u, _, q in required_channels(graph, plan.assignment, table)}
-    have = {(c.producer, c.dst) for c in plan.channels}
-    for u, q in sorted(want - have):
-        out.append(f"{label(u)} is needed in partition {q} but has no channel there")
-    for u, q in sorted(have - want):
-        out.append(f"channel from {label(u)} to partition {q} is not needed")
+    want = {(u, v, q) for u, v, _, q in required_channels(graph, plan.assignment, table)}
+    have = [(c.producer, c.value, c.dst) for c in plan.channels]
+    for u, v, q in sorted(want - set(have)):
+        out.append(f"{v} of {label(u)} is needed in partition {q} but has no channel there")
+    for u, v, q in sorted(set(have) - want):
+        out.append(f"channel of {v} from {label(u)} to partition {q} is not needed")
+    if len(set(have)) != len(have):
+        out.append("a value has two channels into one partition")
     for c in plan.channels:
         if c.depth not in CHANNEL_DEPTHS:
-            out.append(f"channel from {label(c.producer)}: depth {c.depth} not in {CHANNEL_DEPTHS}")
-    smem, tmem = shared_and_tensor_memory(plan, table) if not (have - want) else (0, 0)
+            out.append(
+                f"channel of {c.value} from {label(c.producer)}: depth {c.depth} "
+                f"not in {CHANNEL_DEPTHS}"
+            )
+        vc = table.values.get((c.producer, c.value))
+        if vc is not None and (c.bytes, c.memory) != (vc.bytes, vc.memory):
+            out.append(
+                f"channel of {c.value} from {label(c.producer)} carries {c.bytes} B of "
+                f"{c.memory or 'no'} memory, not {vc.bytes} B of {vc.memory or 'no'} memory"
+            )
+        if 0 <= c.producer < len(plan.assignment) and c.src not in plan.assignment[c.producer]:
+            out.append(
+                f"channel of {c.value} from {label(c.producer)} is sent from partition "
+                f"{c.src}, which does not run it"
+            )
+    smem, tmem = shared_and_tensor_memory(plan, table)
     if smem > target.shared_memory_per_cta:
         out.append(f"{smem} B of shared memory exceed {target.shared_memory_per_cta} B")
     if tmem > target.tmem_columns:
@@ -665,10 +755,9 @@ def single_partition_plan(graph: LoopGraph, target: Target, strategy: str = "") 
     table = cost_table(graph, target)
     decided = {n: (0,) for n in table.assignable}
     assignment = complete_assignment(graph, decided)
-    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
-    regs = min(need, target.setmaxnreg_max)
     from .plan import Partition
 
+    regs = single_partition_registers(graph, target)
     return Plan(
         loop=graph.name,
         target=target.name,
@@ -677,3 +766,12 @@ def single_partition_plan(graph: LoopGraph, target: Target, strategy: str = "") 
         channels=(),
         strategy=strategy,
     )
+
+
+def single_partition_registers(graph: LoopGraph, target: Target) -> int:
+    """The registers an unspecialized plan reports: what the whole loop needs at the
+    kernel's warps, capped at the setmaxnreg maximum (informative only: no setmaxnreg is
+    emitted, and the tie-break leaves them out)."""
+    table = cost_table(graph, target)
+    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
+    return min(need, target.setmaxnreg_max)

@@ -96,6 +96,31 @@ class LoopGraph:
     scheduled_max_stage: int = 0
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
+    def __hash__(self) -> int:
+        # Computed once: cost tables are cached per graph, and hashing every node and edge
+        # on each lookup dominated `evaluate` on small loops.
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(
+                (
+                    self.kernel,
+                    self.loop_index,
+                    self.target,
+                    self.num_warps,
+                    self.line,
+                    self.nodes,
+                    self.edges,
+                    self.loop_buffers,
+                    self.scheduled_max_stage,
+                )
+            )
+            self.__dict__["_hash"] = cached
+        return cached
+
+    def __getstate__(self) -> dict:
+        # String hashes differ between processes: a pickled graph recomputes its hash.
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     @property
     def name(self) -> str:
         return f"{self.kernel}#loop{self.loop_index}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 from .graph import LoopGraph
 from .kinds import NodeKind, NodeRole
@@ -23,9 +24,11 @@ class Partition:
 
 @dataclass(frozen=True)
 class Channel:
-    """A value produced in partition `src` and consumed in partition `dst`."""
+    """One value of node `producer`, sent from partition `src` (which runs the producer) to
+    partition `dst` (which runs a consumer of that value but not the producer)."""
 
     producer: int  # node id
+    value: str  # the SSA value sent, as named on `Edge.value`
     src: int
     dst: int
     depth: int
@@ -63,11 +66,15 @@ class Plan:
     def nodes_in(self, partition: int) -> list[int]:
         return [n for n, parts in enumerate(self.assignment) if partition in parts]
 
-    def channel_depth(self, producer: int, dst: int) -> int | None:
-        for c in self.channels:
-            if c.producer == producer and c.dst == dst:
-                return c.depth
-        return None
+    def channel_depth(self, producer: int, dst: int, value: str | None = None) -> int | None:
+        """Depth of the channel of `producer`'s `value` into `dst` (any of its values when
+        `value` is None: the deepest); None when there is no such channel."""
+        depths = [
+            c.depth
+            for c in self.channels
+            if c.producer == producer and c.dst == dst and value in (None, c.value)
+        ]
+        return max(depths, default=None)
 
     def check(self, graph: LoopGraph, target) -> list[str]:
         """Every violated constraint, in words; empty when the plan is valid."""
@@ -117,17 +124,51 @@ def _is_region(node) -> bool:
     return node.role == NodeRole.OP and node.op_name in ("scf.if", "scf.for")
 
 
+def region_members(graph: LoopGraph, node_id: int) -> list[int]:
+    """Nodes whose partitions a region op (`scf.if`, nested `scf.for`) must run in: its
+    children, its value nodes (`scf.if` results; a nested loop's iter args are children),
+    and the producers of the values its yields return (Triton 3.6: an op's `ttg.partition`
+    contains its `ttg.partition.outputs`, and an `scf.if` that yields a value produced in a
+    partition it does not run in cannot be lowered, e.g. an MMA's token yielded by an `else`).
+    Sorted node ids."""
+    return list(_region_members(graph, node_id))
+
+
+@cache
+def _region_members(graph: LoopGraph, node_id: int) -> tuple[int, ...]:
+    node = graph.nodes[node_id]
+    found = {c.id for c in graph.nodes if c.parent == node_id}
+    if node.op_name == "scf.if":
+        values = {
+            v.id
+            for v in graph.nodes
+            if v.role == NodeRole.IF_RESULT and v.op_index == node.op_index
+        }
+        found |= values
+        found |= {e.src for v in values for e in graph.in_edges(v)}
+    else:  # scf.for: the yield's operands reach the iter args through back edges
+        found |= {
+            e.src
+            for c in graph.nodes
+            if c.parent == node_id and c.role == NodeRole.ITER_ARG
+            for e in graph.in_edges(c.id)
+            if e.distance == 1 and e.carried_by == node_id
+        }
+    found.discard(node_id)
+    return tuple(sorted(found))
+
+
 def complete_assignment(
     graph: LoopGraph, decided: dict[int, tuple[int, ...]]
 ) -> tuple[tuple[int, ...], ...]:
-    """Fill in region ops (union of their children), followers and terminators (their parent's;
-    the loop body's own terminator runs in every partition)."""
+    """Fill in region ops (the union over `region_members`), followers and terminators (their
+    parent's; the loop body's own terminator runs in every partition)."""
     parts: dict[int, set[int]] = {n: set(p) for n, p in decided.items()}
     everything = set().union(*parts.values()) if parts else {0}
     # Children come after their region op in node order, so walk backwards for unions.
     for node in reversed(graph.nodes):
         if _is_region(node):
-            kids = [c.id for c in graph.nodes if c.parent == node.id and c.id in parts]
+            kids = [k for k in region_members(graph, node.id) if k in parts]
             union = set().union(*(parts[k] for k in kids)) if kids else set()
             union |= set(decided.get(node.id, ()))
             parts[node.id] = union or {min(everything)}
