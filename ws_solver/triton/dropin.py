@@ -31,6 +31,7 @@ from typing import Any
 
 from .. import plancache
 from ..pipeline import LoopReport, SolveOptions, partition_text
+from . import guard as lguard
 from . import pipeline as tpipe
 
 STRATEGIES = ("optimal", "heuristic", "triton", "none")
@@ -50,6 +51,8 @@ _REGION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
 _REQUESTED = re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]*)>")
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
 _MLIR_ERROR = re.compile(r"error:\s*(.+)")
+_ASSERTION = re.compile(r"Assertion `(.+?)' failed")
+_UNREACHABLE = re.compile(r"([^\n]*)\n[^\n]*UNREACHABLE executed at [^\n]*?([\w.]+:\d+)!")
 _FAILED_PIPELINE = re.compile(r"Pipeline failed while executing \[(.*?)\]")
 _PASS_NAME = re.compile(r"`(\w+)` on")
 
@@ -75,6 +78,10 @@ class Settings:
     strategy: str = "optimal"
     solve: SolveOptions = field(default_factory=SolveOptions)
     apply_registers: bool = True
+    # Seconds a partitioned module's lowering may take in the guard's child process before
+    # the attempt counts as hung; None: lower in-process without the guard. Not part of the
+    # digest: it does not change what a finished lowering produces.
+    lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S
 
     def digest(self) -> str:
         """Names the binaries these settings produce (Triton's cache key does not)."""
@@ -100,6 +107,7 @@ class CompileReport:
     loops: list[dict] = field(default_factory=list)  # per WS loop, of the attempt used
     fallbacks: list[dict] = field(default_factory=list)  # {strategy, loops, reason, wall_s}
     lowered: list[dict] = field(default_factory=list)  # per ttg.warp_specialize op
+    probes: list[dict] = field(default_factory=list)  # {strategy, status, stage, wall_s, ...}
     notes: list[str] = field(default_factory=list)
     setmaxnreg: list[int] | None = None  # distinct setmaxnreg values in the PTX
     wall_s: float = 0.0
@@ -124,6 +132,7 @@ class _Session:
     reports: list[CompileReport] = field(default_factory=list)
     active: bool = True
     hopper_warned: bool = False
+    guard_warned: bool = False
 
 
 _session: _Session | None = None
@@ -138,6 +147,7 @@ def enable(
     cache: bool = True,
     apply_registers: bool = True,
     cache_dir: str | os.PathLike | None = None,
+    lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -147,12 +157,16 @@ def enable(
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
     leaves Triton's register requests alone. Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
-    keyword ``options`` are SolveOptions fields.
+    keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
+    lowering of a partitioned module may take in the guard's child process before the
+    attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if lowering_timeout is not None and lowering_timeout < 0:
+        raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
-    settings = Settings(strategy, solve, apply_registers)
+    settings = Settings(strategy, solve, apply_registers, lowering_timeout or None)
     with _lock:
         if _session is not None:
             _uninstall()
@@ -329,6 +343,8 @@ class _KernelCompile:
         report = CompileReport(_kernel_name(ttir), self.capability, self.settings.strategy)
         self.report = report
         context = mod.context
+        if self.settings.lowering_timeout and self.settings.strategy != "none":
+            lguard.guard().start()  # Triton's import in the helper overlaps partitioning
         result = None
         try:
             with _captured_stderr() as err:
@@ -374,6 +390,8 @@ class _KernelCompile:
                     )
                     _check_solver_status(loop_reports)
                 plans = [r.plan for r in loop_reports if r.specialized]
+                if strategy == "triton" or plans:
+                    self._probe(strategy, annotated, plans)
                 post = self._post_pipeline(strategy, plans, info)
                 new_mod = tpipe.parse_module_text(annotated, context)
                 result = tpipe.run_after_partition(
@@ -394,29 +412,60 @@ class _KernelCompile:
         return result
 
     def _post_pipeline(self, strategy: str, plans: list, info: dict) -> Callable[[str], str]:
-        """The rewrite run after pipeline/optimize_partition_warps: observe what Triton
-        lowered, apply the plans' register requests, then (sm_90) the Hopper fix."""
+        """The rewrite run after pipeline/optimize_partition_warps (see
+        ``post_pipeline_rewrite``)."""
         hopper = _hopper_fix() if self.capability // 10 == 9 else None
+        return post_pipeline_rewrite(
+            self.capability,
+            self.options.num_warps,
+            plans,
+            self.settings.apply_registers,
+            hopper,
+            info,
+        )
 
-        def rewrite(text: str) -> str:
-            info["lowered"] = lowered_ops(text, self.options.num_warps)
-            if plans and self.settings.apply_registers:
-                text, applied, notes = apply_plan_registers(text, plans)
-                info["registers"] = applied
-                info["notes"].extend(notes)
-                if len(applied) == len(info["lowered"]):
-                    for op, want in zip(info["lowered"], applied, strict=True):
-                        op["registers_applied"] = want
-            if self.capability // 10 == 9 and info["lowered"]:
-                if hopper is None:
-                    info["notes"].append("hopper fix unavailable")
-                    info["hopper_missing"] = True
-                else:
-                    text, note = hopper(text)
-                    info["notes"].append(note)
-            return text
+    def _probe(self, strategy: str, annotated: str, plans: list) -> None:
+        """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
+        when that hangs, crashes or fails (the attempt then falls back without touching
+        this process). An unavailable guard lets the attempt go on unguarded."""
+        timeout = self.settings.lowering_timeout
+        if not timeout:
+            return
+        job = lguard.LoweringJob(
+            text=annotated,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=tuple(
+                tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
+                for plan in plans
+            ),
+            apply_registers=self.settings.apply_registers,
+            hopper=self.capability // 10 == 9 and _hopper_fix() is not None,
+        )
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        verdict = lguard.guard().probe(job, timeout, cache_dir=where)
+        report = self.report
+        assert report is not None
+        report.probes.append({"strategy": strategy, **verdict.summary()})
+        if verdict.ok:
+            return
+        if not verdict.usable:
+            report.notes.append(f"lowering not guarded: {verdict.reason}")
+            self._warn_guard_once(verdict.reason)
+            return
+        raise LoweringRejected(verdict)
 
-        return rewrite
+    def _warn_guard_once(self, why: str) -> None:
+        if self.session.guard_warned:
+            return
+        self.session.guard_warned = True
+        warnings.warn(
+            f"ws_solver: {why}; partitioned kernels are lowered in this process without a "
+            "time limit (see docs/dropin.md)",
+            WSFallbackWarning,
+            stacklevel=2,
+        )
 
     def _warn_hopper_once(self) -> None:
         if self.session.hopper_warned:
@@ -448,6 +497,40 @@ class _KernelCompile:
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
         return out
+
+
+def post_pipeline_rewrite(
+    capability: int,
+    num_warps: int,
+    plans: list,
+    apply_registers: bool,
+    hopper: Callable[[str], tuple[str, str]] | None,
+    info: dict,
+) -> Callable[[str], str]:
+    """The rewrite run after pipeline/optimize_partition_warps: observe what Triton lowered
+    (``info["lowered"]``), apply the plans' register requests, then (sm_90) the Hopper fix.
+    Notes go to ``info["notes"]``; ``info["hopper_missing"]`` says the fix was wanted but
+    ``hopper`` is None. The guard's child runs the same function."""
+
+    def rewrite(text: str) -> str:
+        info["lowered"] = lowered_ops(text, num_warps)
+        if plans and apply_registers:
+            text, applied, notes = apply_plan_registers(text, plans)
+            info["registers"] = applied
+            info.setdefault("notes", []).extend(notes)
+            if len(applied) == len(info["lowered"]):
+                for op, want in zip(info["lowered"], applied, strict=True):
+                    op["registers_applied"] = want
+        if capability // 10 == 9 and info["lowered"]:
+            if hopper is None:
+                info.setdefault("notes", []).append("hopper fix unavailable")
+                info["hopper_missing"] = True
+            else:
+                text, note = hopper(text)
+                info.setdefault("notes", []).append(note)
+        return text
+
+    return rewrite
 
 
 # -- plan decisions on the lowered op ---------------------------------------------------------
@@ -517,6 +600,16 @@ def apply_plan_registers(text: str, plans: list) -> tuple[str, list, list[str]]:
 # -- helpers ----------------------------------------------------------------------------------
 class SolverGaveNoPlan(RuntimeError):
     """The solver ended without a plan of its own (infeasible, or out of time)."""
+
+
+class LoweringRejected(RuntimeError):
+    """The guard's child process could not lower the partitioned module (it hung, crashed or
+    failed); ``verdict`` says how, ``reason`` is the one-line summary."""
+
+    def __init__(self, verdict: lguard.Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+        self.reason = verdict.reason
 
 
 def _check_solver_status(loop_reports: list[LoopReport]) -> None:
@@ -592,10 +685,11 @@ def _failed_loops(e: Exception, loop_reports: list[LoopReport], sites: list[dict
 
 
 def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: float) -> dict:
+    reason = e.reason if isinstance(e, LoweringRejected) else _reason(e, stderr)
     return {
         "strategy": strategy,
         "loops": loops,
-        "reason": _reason(e, stderr),
+        "reason": reason,
         "wall_s": round(wall, 4),
     }
 
@@ -603,10 +697,21 @@ def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: 
 def _reason(e: Exception, stderr: str) -> str:
     """One line: the exception, plus the MLIR error and failing pass when Triton printed them."""
     text = str(e).strip()
-    first = text.splitlines()[0] if text else ""
-    reason = f"{type(e).__name__}: {first}" if first else type(e).__name__
+    return _reason_from(type(e).__name__, text.splitlines()[0] if text else "", stderr)
+
+
+def _reason_from(type_name: str, first: str, stderr: str) -> str:
+    """``_reason`` from an exception's type name and first line (the guard's child sends
+    those)."""
+    reason = f"{type_name}: {first}" if first else type_name
     errors = _MLIR_ERROR.findall(stderr)
     useful = [m for m in errors if "Failures have been detected" not in m]
+    assertion = _ASSERTION.search(stderr)
+    unreachable = _UNREACHABLE.search(stderr)
+    if assertion:  # a failed assertion says more than "A signal was caught"
+        useful.insert(0, f"assertion failed: {assertion.group(1)}")
+    elif unreachable:
+        useful.insert(0, f"unreachable: {unreachable.group(1)} ({unreachable.group(2)})")
     if useful:
         reason += f" ({useful[0].strip()[:200]})"
     failed = _FAILED_PIPELINE.search(stderr)

@@ -69,11 +69,22 @@ def _add_loop_suffix(pm: Any, options: Any, capability: int, dump_enabled: bool)
 
 def _add_specialize_and_pipeline(pm: Any, options: Any, dump_enabled: bool) -> None:
     """Add warp specialization, software pipelining and Triton's partition-warps pass."""
+    for _, add in _specialize_steps(options, dump_enabled):
+        add(pm)
+
+
+def _specialize_steps(options: Any, dump_enabled: bool) -> list[tuple[str, Callable]]:
+    """The passes of ``_add_specialize_and_pipeline``, named, in order."""
     from triton._C.libtriton import passes
 
-    passes.ttgpuir.add_warp_specialize(pm, options.num_stages)
-    passes.ttgpuir.add_pipeline(pm, options.num_stages, dump_enabled)
-    passes.ttgpuir.add_optimize_partition_warps(pm)
+    return [
+        ("warp_specialize", lambda pm: passes.ttgpuir.add_warp_specialize(pm, options.num_stages)),
+        (
+            "pipeline",
+            lambda pm: passes.ttgpuir.add_pipeline(pm, options.num_stages, dump_enabled),
+        ),
+        ("optimize_partition_warps", passes.ttgpuir.add_optimize_partition_warps),
+    ]
 
 
 def _add_after_pipeline(pm: Any, capability: int) -> None:
@@ -132,6 +143,7 @@ def run_after_partition(
     capability: int,
     metadata: dict | None = None,
     post_pipeline: TextRewrite | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Any:
     """Run warp specialization and the rest of make_ttgir on a (partitioned) module.
 
@@ -139,11 +151,16 @@ def run_after_partition(
     ``optimize_partition_warps``: the module is printed, ``post_pipeline(text)`` rewrites
     it, the result is parsed (and verified) and the remaining passes run on the new module.
     Use the returned module: with ``post_pipeline`` it is not ``mod``.
+
+    With ``progress``, ``warp_specialize``, ``pipeline`` and ``optimize_partition_warps``
+    run one pass manager each, and ``progress(step)`` is called before each step
+    ("warp_specialize", "pipeline", "optimize_partition_warps", "rewrite", "tail"), so that
+    a watcher can tell where a lowering stopped (see guard.py).
     """
     from triton._C.libtriton import ir
 
     _check_capability(capability)
-    if post_pipeline is None:
+    if post_pipeline is None and progress is None:
         pm = ir.pass_manager(mod.context)
         dump_enabled = pm.enable_debug()
         _add_loop_suffix(pm, options, capability, dump_enabled)
@@ -151,11 +168,25 @@ def run_after_partition(
         pm.run(mod, "make_ttgir_after_partition")
     else:
         context = mod.context
-        pm = ir.pass_manager(context)
-        dump_enabled = pm.enable_debug()
-        _add_specialize_and_pipeline(pm, options, dump_enabled)
-        pm.run(mod, "make_ttgir_specialize_and_pipeline")
-        mod = parse_module_text(post_pipeline(mod.str()), context)
+        if progress is None:
+            pm = ir.pass_manager(context)
+            dump_enabled = pm.enable_debug()
+            _add_specialize_and_pipeline(pm, options, dump_enabled)
+            pm.run(mod, "make_ttgir_specialize_and_pipeline")
+        else:
+            for step in range(len(_specialize_steps(options, False))):
+                pm = ir.pass_manager(context)
+                dump_enabled = pm.enable_debug()
+                name, add = _specialize_steps(options, dump_enabled)[step]
+                progress(name)
+                add(pm)
+                pm.run(mod, f"make_ttgir_{name}")
+        if post_pipeline is not None:
+            if progress is not None:
+                progress("rewrite")
+            mod = parse_module_text(post_pipeline(mod.str()), context)
+        if progress is not None:
+            progress("tail")
         pm = ir.pass_manager(context)
         pm.enable_debug()
         _add_after_pipeline(pm, capability)
