@@ -24,6 +24,7 @@ STEPS = (
     c.limit_partitions,  # partition_count
     c.limit_warps,  # warp_budget
     c.require_min_warps,  # min_warps
+    c.respect_lowering,  # lowering
     c.limit_register_need,  # register_need
     c.limit_register_file,  # register_file
     c.limit_barriers,  # mbarriers

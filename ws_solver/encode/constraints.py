@@ -216,6 +216,12 @@ def require_min_warps(enc: Encoding) -> None:
                     enc.add("min_warps", enc.model.add_bool_or(lits))
 
 
+def respect_lowering(enc: Encoding) -> None:
+    """lowering: nodes Triton 3.6 can only lower in the default partition stay in 0."""
+    for n in sorted(enc.table.default_only):
+        enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
+
+
 def limit_register_need(enc: Encoding) -> None:
     """register_need: once specialized, each partition's setmaxnreg covers base + its live
     tensors + its largest transient tensor, per thread at its warps (`registers_needed`)."""

@@ -33,6 +33,7 @@ GROUPS = (
     "partition_count",
     "warp_budget",
     "min_warps",
+    "lowering",
     "register_need",
     "register_file",
     "mbarriers",

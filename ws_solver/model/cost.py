@@ -129,6 +129,7 @@ class CostTable:
     assignable: tuple[int, ...]
     duplicable: frozenset[int]
     warp_options: tuple[int, ...]
+    default_only: frozenset[int] = frozenset()  # nodes that must run in partition 0
 
     def busy(self, node_id: int, warps: int) -> int:
         return self.nodes[node_id].busy[warps]
@@ -164,6 +165,21 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),
         duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
         warp_options=warp_options,
+        default_only=_default_only(graph, target),
+    )
+
+
+def _default_only(graph: LoopGraph, target: Target) -> frozenset[int]:
+    """wgmmas reading shared memory allocated above the loop must run in partition 0: Triton
+    3.6's sm_90 pipeliner never returns otherwise (docs/triton-lowering-rules.md, R1)."""
+    if not target.mma_accumulator_in_registers:
+        return frozenset()
+    return frozenset(
+        n.id
+        for n in graph.nodes
+        if n.kind == NodeKind.MMA
+        and n.role == NodeRole.OP
+        and any(not b.inside_loop and b.memory == "shared" for b in n.buffers)
     )
 
 
@@ -666,6 +682,12 @@ def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
             return f"node {n}"
         return f"node {n} ({graph.nodes[n].op_name} {graph.nodes[n].label})"
 
+    for n in sorted(table.default_only):
+        if plan.specialized and plan.assignment[n] != (0,):
+            out.append(
+                f"{label(n)} reads shared memory allocated before the loop and must run in "
+                "partition 0 (Triton 3.6 lowering rule R1)"
+            )
     for n in table.assignable:
         parts = plan.assignment[n]
         if not parts:
