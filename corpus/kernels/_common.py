@@ -51,3 +51,23 @@ def num_sms() -> int:
     import torch
 
     return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def launch_scaled_gemm(kernel: Any, config: dict, inputs: dict[str, Any]) -> Any:
+    """Launch a TMA GEMM taking (A, B, C descriptors, A/B scales, M, N, K); returns C."""
+    a, b, c = inputs["a"], inputs["b"], inputs["c"]
+    (m, k), n = a.shape, b.shape[0]
+    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    kernel[grid](
+        tma(a, [bm, bk]),
+        tma(b, [bn, bk]),
+        tma(c, [bm, bn]),
+        inputs["a_scale"],
+        inputs["b_scale"],
+        m,
+        n,
+        k,
+        **config,
+    )
+    return c

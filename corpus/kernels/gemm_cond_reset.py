@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, randn, tma
+from corpus.kernels._common import grouped_tile, launch_scaled_gemm, randn
 
 
 @triton.jit
@@ -124,22 +124,7 @@ def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
-    KERNEL[grid](
-        tma(a, [bm, bk]),
-        tma(b, [bn, bk]),
-        tma(c, [bm, bn]),
-        inputs["a_scale"],
-        inputs["b_scale"],
-        m,
-        n,
-        k,
-        **config,
-    )
-    return c
+    return launch_scaled_gemm(KERNEL, config, inputs)
 
 
 def reference(inputs: dict[str, Any]) -> Any:
