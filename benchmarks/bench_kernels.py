@@ -49,15 +49,19 @@ if str(REPO_ROOT) not in sys.path:
 from benchmarks import verify_gpu  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 
-STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal")
+STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy",)
-OURS = frozenset({"none", "heuristic", "optimal"})
-DROPIN = frozenset({"none", "triton", "heuristic", "optimal"})
+OURS = frozenset({"none", "heuristic", "optimal", "forced"})
+DROPIN = frozenset({"none", "triton", "heuristic", "optimal", "forced"})
+# Bench strategy -> (drop-in strategy, SolveOptions overrides). "forced" measures what the
+# heuristic's specialized plan does where the cost model would not specialize.
+DROPIN_SETTINGS = {"forced": ("heuristic", {"force": True})}
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
     "builtin": "Triton 3.6 built-in sm_90 path (plain triton.compile)",
     "triton": "Triton's partitioner, generic route + ws_solver Hopper fix",
     "heuristic": "ws_solver heuristic plan + Hopper fix",
+    "forced": "ws_solver heuristic plan, specialized even where the model says it does not pay",
     "optimal": "ws_solver CP-SAT plan + Hopper fix",
     "triton_racy": "Triton's partitioner, generic route, no fix (expected to fail)",
 }
@@ -118,7 +122,8 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
     if strategy in DROPIN:
         import ws_solver.triton as wst
 
-        wst.enable(strategy, cache_dir=cache_root)
+        name, options = DROPIN_SETTINGS.get(strategy, (strategy, {}))
+        wst.enable(name, cache_dir=cache_root, **options)
         try:
             yield
         finally:
@@ -188,7 +193,7 @@ def _dropin_summary(report: dict) -> dict:
                 for k in ("loop", "specialized", "reason", "ii", "objective", "status", "ops")
                 if k in loop
             }
-            | {"partitions": len(loop.get("partitions", []) or [])}
+            | {"partitions": len(loop.get("partitions", []) or []), "plan": loop.get("plan")}
             for loop in report.get("loops", [])
         ],
         "lowered": report.get("lowered", []),
@@ -542,7 +547,8 @@ def status_of(row: dict) -> str:
     if comp.get("error"):
         return "COMPILE-ERROR"
     used = (comp.get("dropin") or {}).get("strategy_used")
-    if row["strategy"] in DROPIN and used and used != row["strategy"]:
+    asked = DROPIN_SETTINGS.get(row["strategy"], (row["strategy"],))[0]
+    if row["strategy"] in DROPIN and used and used != asked:
         return f"FALLBACK->{used}"
     ver = row.get("verify")
     if ver is None:

@@ -31,6 +31,9 @@ class SolveOptions:
     workers: int = 2
     seed: int = 0
     cache: bool = True  # reuse/store plans in ws_solver.plancache (not part of the key)
+    # Heuristic only: specialize whenever a valid plan exists, even when the cost model says
+    # one partition is as fast (for measuring what specialization does; see decide()).
+    force: bool = False
 
 
 @dataclass
@@ -129,7 +132,7 @@ def _solve_loop(
 ) -> tuple[Plan, str, dict]:
     from .heuristic_seed import decide
 
-    heuristic, reason = decide(graph, target)
+    heuristic, reason = decide(graph, target, force=options.force and strategy == "heuristic")
     if strategy == "heuristic":
         return heuristic, reason, {}
     if strategy != "optimal":

@@ -753,7 +753,7 @@ def _loop_records(
     registers = iter(info.get("registers") or [])
     records = []
     for r in loop_reports:
-        record = {**by_loop.get(r.loop, {}), **r.to_dict()}
+        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": r.plan.to_dict()}
         if r.specialized:
             record["registers_applied"] = next(registers, None)
         records.append(record)
