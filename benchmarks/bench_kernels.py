@@ -385,10 +385,11 @@ def vendor(kernel: str, config: dict, inputs: dict) -> dict | None:
     if kernel == "attention_fwd":
         q, k, v = inputs["q"], inputs["k"], inputs["v"]
         causal, scale = inputs["causal"], inputs["sm_scale"]
-        return {
-            "fn": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
-            "label": "torch SDPA",
-        }
+
+        def sdpa():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+        return {"fn": sdpa, "label": "torch SDPA", "alternatives": _sdpa_backends(sdpa)}
     if kernel == "attention_bwd":
         q, k, v = (inputs[x].detach().requires_grad_() for x in ("q", "k", "v"))
         out = F.scaled_dot_product_attention(q, k, v, scale=inputs["sm_scale"])
@@ -408,6 +409,39 @@ def vendor(kernel: str, config: dict, inputs: dict) -> dict | None:
             "label": "torch (vector_norm + rsqrt)",
         }
     return None
+
+
+def _sdpa_backends(sdpa: Any) -> dict[str, Any]:
+    """SDPA pinned to each fused backend, to say which one the default picked and how the
+    kernels compare with FlashAttention-2 (the flash backend) and cuDNN separately."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def pinned(backend: Any) -> Any:
+        def fn() -> Any:
+            with sdpa_kernel(backend):
+                return sdpa()
+
+        return fn
+
+    return {
+        "SDPA flash backend (FlashAttention-2)": pinned(SDPBackend.FLASH_ATTENTION),
+        "SDPA cuDNN backend": pinned(SDPBackend.CUDNN_ATTENTION),
+    }
+
+
+def _time_alternatives(ref: dict, work: float, scale: float) -> dict[str, dict]:
+    """Rates of the reference's alternative implementations; an error names why one is missing."""
+    from triton.testing import do_bench
+
+    found = {}
+    for label, fn in ref.get("alternatives", {}).items():
+        try:
+            fn()
+            ms = do_bench(fn, warmup=25, rep=100, return_mode="median")
+            found[label] = {"ms": ms, "rate": ref.get("work", work) * scale / (ms * 1e-3)}
+        except Exception as e:
+            found[label] = {"error": _first_error_line(e)}
+    return found
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -439,6 +473,8 @@ def bench_kernel(kernel: str, compiled: dict[tuple[str, str], Any], results: lis
                 ms = do_bench(ref["fn"], warmup=25, rep=100, return_mode="median")
                 vendor_rate = ref.get("work", work) * scale / (ms * 1e-3)
                 vendor_row = {"ms": ms, "rate": vendor_rate, "label": ref["label"], "unit": unit}
+                if ref.get("alternatives"):
+                    vendor_row["alternatives"] = _time_alternatives(ref, work, scale)
             except Exception as e:
                 vendor_row = {"label": ref["label"], "error": _first_error_line(e)}
         else:
