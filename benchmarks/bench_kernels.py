@@ -624,6 +624,9 @@ def environment(args: argparse.Namespace) -> dict:
 
 
 def _git_rev() -> str:
+    """The measured revision: git's, or WS_SOLVER_REVISION for a tree copied without .git."""
+    if os.environ.get("WS_SOLVER_REVISION"):
+        return os.environ["WS_SOLVER_REVISION"]
     try:
         rev = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
