@@ -99,6 +99,28 @@ def all_jobs(kernels: list[str], strategies: list[str]) -> list[Job]:
     ]
 
 
+# -- extra configurations ------------------------------------------------------------------------
+EXTRA_CONFIGS_ENV = "WS_BENCH_EXTRA_CONFIGS"
+
+
+def add_extra_configs(path: str | os.PathLike | None) -> list[str]:
+    """Merge configurations to explore ({kernel: {name: config}} in a JSON file) into the
+    corpus modules' CONFIGS for this process and its compile helpers; returns 'kernel.name's."""
+    if not path:
+        return []
+    extra = json.loads(Path(path).read_text())
+    added = []
+    for kernel, configs in extra.items():
+        module = corpus_kernels.load(kernel)
+        for name, config in configs.items():
+            if name in module.CONFIGS and module.CONFIGS[name] != config:
+                raise SystemExit(f"{path}: {kernel}.{name} differs from the corpus config")
+            module.CONFIGS[name] = config
+            added.append(f"{kernel}.{name}")
+    os.environ[EXTRA_CONFIGS_ENV] = str(Path(path).resolve())
+    return added
+
+
 # -- compiling ---------------------------------------------------------------------------------
 def make_source(kernel: str, config_name: str) -> Any:
     """The ASTSource corpus/dump.py compiles: same signature, constexprs and hints."""
@@ -749,6 +771,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench-kernels", default="", help="time only these kernels")
     parser.add_argument("--dry-run", action="store_true", help="compile for sm_90, no GPU")
     parser.add_argument("--no-bench", action="store_true", help="verify only")
+    parser.add_argument(
+        "--extra-configs",
+        default=None,
+        help="JSON {kernel: {name: config}}: configurations to explore besides the corpus's "
+        "(e.g. benchmarks/explore_configs.json); combine with --configs to run only them",
+    )
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "bench_out")))
     parser.add_argument("--cache-root", type=Path, default=None)
     parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)))
@@ -760,6 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         "--skip", action="append", default=[], help="JOB=reason: do not launch this variant"
     )
     args = parser.parse_args(argv)
+    add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
     if args.compile_one:
         return _compile_one_main(args)
 
