@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -723,7 +723,77 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
             lines.append(f"- {kernel}: rho = {_fmt(c['spearman'], '.2f')} ({c['points']} points)")
         lines += ["", "## Targets (best verified variant per kernel vs the vendor, same run)", ""]
         lines += _targets(results)
+        lines += ["", "## ws_solver vs Triton (best verified strategy of each, same run)", ""]
+        lines += _versus_triton(results)
+        lines += _alternatives(results)
     return "\n".join(lines) + "\n"
+
+
+TRITON_STRATEGIES = ("builtin", "triton")
+
+
+def _fastest(rows: list[dict], strategies: Iterable[str]) -> dict | None:
+    """The verified, timed row with the highest rate among `strategies` (rates, not times:
+    a kernel's configs may do different work, e.g. causal attention)."""
+    timed = [
+        r
+        for r in rows
+        if r["strategy"] in strategies and status_of(r) == "ok" and "rate" in (r.get("bench") or {})
+    ]
+    return max(timed, key=lambda r: r["bench"]["rate"], default=None)
+
+
+def _versus_triton(results: list[dict]) -> list[str]:
+    """Per kernel config and per kernel (best config): rate of the fastest ws_solver strategy
+    over the fastest Triton strategy (> 1: ws_solver faster)."""
+    lines = [
+        "| kernel | config | best ws_solver | rate | best Triton | rate | speedup |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for kernel in sorted({r["kernel"] for r in results}):
+        rows = [r for r in results if r["kernel"] == kernel]
+        groups = [
+            (c, [r for r in rows if r["config"] == c]) for c in sorted({r["config"] for r in rows})
+        ]
+        for config, chosen in [*groups, ("(best config)", rows)]:
+            ours, theirs = _fastest(chosen, OURS), _fastest(chosen, TRITON_STRATEGIES)
+            if ours is None or theirs is None:
+                continue
+            speedup = ours["bench"]["rate"] / theirs["bench"]["rate"]
+            lines.append(
+                f"| {kernel} | {config} | {_variant(ours, config)} | {ours['bench']['rate']:.1f} | "
+                f"{_variant(theirs, config)} | {theirs['bench']['rate']:.1f} | {speedup:.3f} |"
+            )
+    return lines
+
+
+def _variant(row: dict, config: str) -> str:
+    return row["strategy"] + (f" ({row['config']})" if config.startswith("(") else "")
+
+
+def _alternatives(results: list[dict]) -> list[str]:
+    """The vendor's alternative implementations timed in the same run (e.g. SDPA backends)."""
+    lines: list[str] = []
+    seen = set()
+    for r in results:
+        v = (r.get("bench") or {}).get("vendor") or {}
+        key = (r["kernel"], r["config"])
+        if not v.get("alternatives") or key in seen:
+            continue
+        seen.add(key)
+        if not lines:
+            lines += ["", "## Vendor alternatives (same run)", ""]
+            lines += [
+                "| kernel | config | default | rate | alternative | rate |",
+                "|---|---|---|---|---|---|",
+            ]
+        for label, alt in v["alternatives"].items():
+            rate = _fmt(alt.get("rate"), ".1f") if "rate" in alt else alt.get("error", "-")
+            lines.append(
+                f"| {r['kernel']} | {r['config']} | {v.get('label')} | "
+                f"{_fmt(v.get('rate'), '.1f')} | {label} | {rate} |"
+            )
+    return lines
 
 
 def _targets(results: list[dict]) -> list[str]:
