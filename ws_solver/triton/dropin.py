@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import json
 import os
 import re
 import sys
@@ -753,7 +754,9 @@ def _loop_records(
     registers = iter(info.get("registers") or [])
     records = []
     for r in loop_reports:
-        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": r.plan.to_dict()}
+        # JSON-shaped (lists, not tuples): the record also travels in the binary's metadata.
+        plan = json.loads(r.plan.to_json())
+        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": plan}
         if r.specialized:
             record["registers_applied"] = next(registers, None)
         records.append(record)
