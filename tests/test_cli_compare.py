@@ -19,7 +19,7 @@ GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 # A small but varied subset: specialized by both, declined by the heuristic, nothing to
 # overlap, two loops in one file; each solves in about a second at most.
 SUBSET = (
-    "attention_fwd.d64_m128n64_w4_s3.sm90.ttgir",
+    "attention_fwd.d64_m128n64_w4_s3.sm100.ttgir",
     "gemm_cond_reset.t128x128x64_g128_w4_s4.sm90.ttgir",
     "gemm_tma.t128x128x64_w4_s4.sm100.ttgir",
     "row_reduce.r4_n1024_w4_s3.sm90.ttgir",
@@ -107,7 +107,7 @@ def test_json_content(runs: dict, subset: Path) -> None:
             assert o["bound_ii"] == o["ii"] and o["gap"] == 0
     by_name = {Path(r["file"]).name: r for r in loops}
     assert by_name["row_reduce.r4_n1024_w4_s3.sm90.ttgir"]["optimal"]["status"] == "SKIPPED"
-    attention = by_name["attention_fwd.d64_m128n64_w4_s3.sm90.ttgir"]
+    attention = by_name["attention_fwd.d64_m128n64_w4_s3.sm100.ttgir"]
     assert attention["better"] == "optimal" and attention["ii_reduction"] > 0
     changes = {o["change"] for o in attention["overrides"]}
     assert changes <= {"split", "joined", "specialize"} and changes

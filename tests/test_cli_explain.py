@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
-ATTENTION = CORPUS / "attention_fwd.d64_m128n64_w4_s3.sm90.ttgir"
+ATTENTION = CORPUS / "attention_fwd.d128_m128n128_w8_s2.sm90.ttgir"  # specialized (8 warps)
 TWO_LOOPS = CORPUS / "attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 

@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"  # solved in well under a second
-ATTENTION = CORPUS / "attention_fwd.d64_m128n64_w4_s3.sm90.ttgir"  # specialized
+ATTENTION = CORPUS / "attention_fwd.d128_m128n128_w8_s2.sm90.ttgir"  # specialized (8 warps)
 TWO_LOOPS = CORPUS / "attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir"
 ROW_REDUCE = CORPUS / "row_reduce.r4_n1024_w4_s3.sm90.ttgir"  # nothing to overlap
 GARBAGE = "module {\n  tt.func @f() {\n    %0 = arith.addi %x, : i32\n  }\n}\n"

@@ -60,7 +60,7 @@ def fresh_guard():
 def test_probe_ok_is_cached_in_memory_and_on_disk(fresh_guard, tmp_path) -> None:
     job = _job(GEMM, 100)
     first = fresh_guard.probe(job, 60, cache_dir=tmp_path)
-    assert first.ok and not first.cached and first.stage == "tail", first
+    assert first.ok and not first.cached and first.stage == "llir", first
     again = fresh_guard.probe(job, 60, cache_dir=tmp_path)
     assert again.ok and again.cached
     assert len(list(tmp_path.glob("*.json"))) == 1
@@ -219,3 +219,21 @@ def test_real_pipeline_hang_is_caught(fresh_guard) -> None:
         fixed.text, cap, CUDAOptions(num_warps=warps, num_stages=stages), warps, (), False, False
     )
     assert fresh_guard.probe(job, 60).ok
+
+
+def test_probe_catches_a_failure_in_make_llir(fresh_guard) -> None:
+    """Two WS loops that Triton gives different warp counts pass make_ttgir and fail only in
+    make_llir (setmaxnreg out of range); the probe lowers that far, so the drop-in can fall
+    back. The module: the CP-SAT plan of causal attention d64 on sm_100, as first found."""
+    job = lguard.LoweringJob(
+        text=(TESTS / "data" / "llir_setmaxnreg.sm100.ttgir").read_text(),
+        capability=100,
+        options=CUDAOptions(num_warps=4, num_stages=3),
+        num_warps=4,
+        registers=(),
+        apply_registers=False,
+        hopper=False,
+    )
+    verdict = fresh_guard.probe(job, 60)
+    assert verdict.status == "error" and verdict.stage == "llir", verdict
+    assert "setmaxregister" in verdict.message + verdict.stderr, verdict

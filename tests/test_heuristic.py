@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from functools import cache
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ws_solver.model.cost import evaluate, single_partition_plan
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
 from ws_solver.model.kinds import NodeKind, NodeRole
+from ws_solver.model.plan import complete_assignment, is_assignable
 from ws_solver.model.target import SM100, target_for
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
@@ -229,18 +231,22 @@ def test_if_yielding_an_mma_token_runs_in_the_mma_partition() -> None:
     """gemm_cond_reset (sm_100): the scf.if's `else` yields the MMA's token, so the if runs
     in the MMA's partition as well as in its body's (Triton 3.6's lowering rule)."""
     ((_, graph),) = loops("gemm_cond_reset.t128x128x64_g128_w4_s4.sm100.ttgir")
-    plan = partition(graph, SM100)
-    assert plan.specialized and plan.check(graph, SM100) == []
     (mma,) = graph.of_kind(NodeKind.MMA)
     (region,) = [n for n in graph.nodes if n.op_name == "scf.if" and n.role == NodeRole.OP]
+    body = [n.id for n in graph.nodes if n.parent == region.id]
+    # The heuristic's old split: the MMA in 0, the if's body in 1 (R4 now rejects it).
+    decided = {n: (1,) if n in body else (0,) for n in range(len(graph.nodes))}
+    assignment = complete_assignment(
+        graph, {n: p for n, p in decided.items() if is_assignable(graph, n)}
+    )
     results = [n.id for n in graph.nodes if n.role == NodeRole.IF_RESULT]
     token = next(n for n in results if graph.nodes[n].value_kind == "token")
     assert mma.id in {e.src for e in graph.in_edges(token)}
-    parts = set(plan.assignment[region.id])
-    assert set(plan.assignment[mma.id]) <= parts
-    assert all(set(plan.assignment[n]) <= parts for n in results)
-    body = [n.id for n in graph.nodes if n.parent == region.id]
-    assert all(set(plan.assignment[n]) <= parts for n in body)
+    parts = set(assignment[region.id])
+    assert parts == {0, 1}
+    assert set(assignment[mma.id]) <= parts
+    assert all(set(assignment[n]) <= parts for n in results)
+    assert all(set(assignment[n]) <= parts for n in body)
 
 
 def _lower(graph_file: str, plan_of) -> None:
@@ -262,42 +268,41 @@ def _lower(graph_file: str, plan_of) -> None:
     run_warp_specialize_only(parse_module_text(module.print(), context(cap)), 4)
 
 
-def _renumbered(plan, order):
-    """The same plan with partition ids permuted (new id of old p = order.index(p))."""
-    new = {old: i for i, old in enumerate(order)}
-    return dataclasses.replace(
-        plan,
-        assignment=tuple(tuple(sorted(new[p] for p in ps)) for ps in plan.assignment),
-        partitions=tuple(
-            dataclasses.replace(plan.partitions[old], id=i) for i, old in enumerate(order)
-        ),
-        channels=tuple(
-            dataclasses.replace(c, src=new[c.src], dst=new[c.dst]) for c in plan.channels
-        ),
-    )
-
-
 COND_RESET = "gemm_cond_reset.t128x128x64_g128_w4_s4.sm100.ttgir"
 
 
-def test_if_with_the_mma_partition_lowers() -> None:
-    """Triton lowers the heuristic's cond-reset split (if in the MMA's and the compute
-    partition) when the compute partition is the default region, as Triton numbers it."""
+def _cond_reset_split(swap: bool):
+    """The heuristic's former cond-reset split (MMA 0, compute 1, loads 2), spelled out in
+    benchmarks/lowering_pairs.json (pair 4, rule R4); `swap`: partitions 0 and 1 swapped."""
+    probe = pytest.importorskip("benchmarks.lowering_probe")
+    (pair,) = [p for p in json.loads(probe.PAIRS.read_text()) if p["rule"] == "R4"]
 
     def plan_of(graph, target):
-        plan = partition(graph, target)
-        roles = [p.role for p in plan.partitions]
-        return _renumbered(plan, [roles.index("compute"), roles.index("mma"), roles.index("load")])
+        return probe.plan_from_spec(graph, pair["loops"][0], pair["change"] if swap else None)
 
-    _lower(COND_RESET, plan_of)
+    return plan_of
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Triton 3.6 NVWSInsertTmemAref lowers this loop only with compute as partition 0 "
-    "and the MMA as 1; any other numbering fails (the conditional aref.put.exit it builds "
-    "sits in an scf.if without the MMA's partition). The compute partition needs 8 warps "
-    "for its registers and the kernel has 4, so the heuristic makes the MMA partition 0.",
-)
+def test_if_with_the_mma_partition_lowers() -> None:
+    """Triton lowers the cond-reset split (if in the MMA's and the compute partition) when the
+    compute partition is the default region and the MMA partition 1 (lowering rule R4)."""
+    _lower(COND_RESET, _cond_reset_split(swap=True))
+
+
+def test_if_with_the_mma_partition_numbered_otherwise_fails() -> None:
+    """The same split with the MMA in partition 0: Triton rejects it, and so does the check."""
+    with pytest.raises(RuntimeError):
+        _lower(COND_RESET, _cond_reset_split(swap=False))
+
+
 def test_heuristic_cond_reset_plan_lowers() -> None:
-    _lower(COND_RESET, partition)
+    """The heuristic's plan for cond-reset lowers, or it declines to specialize because R4
+    wants the if's body in partition 0 and the kernel's warps cannot hold its registers."""
+    ((_, graph),) = loops(COND_RESET)
+    plan, reason = decide(graph, SM100)
+    if plan.specialized:
+        _lower(COND_RESET, partition)
+    else:
+        assert "lowering rule R4" in reason and reason.startswith("not specialized"), reason
+        for force in (False, True):
+            assert not partition(graph, SM100, force=force).specialized

@@ -12,7 +12,7 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import padded_warps
+from ..model.cost import lowered_warps, padded_warps
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
 from .objective import ii_lower_bound
@@ -84,14 +84,21 @@ def derive_membership(enc: Encoding) -> None:
 
 
 def break_symmetry(enc: Encoding) -> None:
-    """symmetry: partitions 1..P-1 in first-use order: p's lowest node is not below p-1's."""
+    """symmetry: partitions 1..P-1 in first-use order: p's lowest node is not below p-1's
+    (2..P-1 when lowering rule R4 gives partition 1 a meaning, see `first_free_partition`)."""
     if not enc.options.symmetry_breaking:
         return
     nodes = sorted(enc.table.assignable)
-    for p in range(2, enc.partitions):
+    for p in range(first_free_partition(enc.table) + 1, enc.partitions):
         for i, n in enumerate(nodes):
             earlier = [enc.x[m, p - 1] for m in nodes[: i + 1]]
             enc.add("symmetry", enc.model.add_bool_or([~enc.x[n, p], *earlier]))
+
+
+def first_free_partition(table) -> int:
+    """The lowest partition id whose number means nothing (ids from it on are interchangeable):
+    0 is Triton's default region, and R4 pins an MMA to 1."""
+    return 2 if table.lowering.pins_partition_1 else 1
 
 
 def choose_warps(enc: Encoding) -> None:
@@ -217,17 +224,86 @@ def require_min_warps(enc: Encoding) -> None:
 
 
 def respect_lowering(enc: Encoding) -> None:
-    """lowering: nodes Triton 3.6 can only lower in the default partition stay in 0."""
-    for n in sorted(enc.table.default_only):
+    """lowering: Triton 3.6's lowering rules (model/lowering.py), each checked by
+    `lowering_violations`; all but R1 and R7 only bind a specialized loop."""
+    for rule in (_default_only, _wgmmas_together, _no_crossing, _exact_consumer):
+        rule(enc)
+    for rule in (_tmem_in_if, _tmem_owners):
+        rule(enc)
+
+
+def _default_only(enc: Encoding) -> None:
+    """R1: these nodes run in partition 0."""
+    for n in sorted(enc.table.lowering.default_only):
         enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
+
+
+def _wgmmas_together(enc: Encoding) -> None:
+    """R2 (narrowed): the wgmmas share one partition."""
+    first, *rest = enc.table.lowering.same_partition or (None,)
+    for n in rest:
+        for p in range(enc.partitions):
+            enc.add("lowering", enc.model.add(enc.member[n, p] == enc.member[first, p]))
+
+
+def _no_crossing(enc: Encoding) -> None:
+    """R3, R8, R11: dst runs only where src runs."""
+    for t in enc.table.lowering.together:
+        for p in range(enc.partitions):
+            lits = [~enc.member[t.dst, p], enc.member[t.src, p]]
+            enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
+
+
+def _exact_consumer(enc: Encoding) -> None:
+    """R5: where the consumer runs and the producer does not, a site runs only there."""
+    for c in enc.table.lowering.crossings:
+        for p in range(enc.partitions):
+            sites = [only_in(enc, s, p) for s in c.sites]
+            lits = [~enc.member[c.consumer, p], enc.member[c.producer, p], *sites]
+            enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
+
+
+def _tmem_in_if(enc: Encoding) -> None:
+    """R4: a TMEM access in an scf.if away from its MMA puts the MMA in partition 1 and the
+    if's body in partition 0 only."""
+    member = enc.member
+    for t in enc.table.lowering.tmem_ifs:
+        needs = [only_in(enc, b, 0) for b in t.body]
+        needs += [member[t.mma, 1]] if enc.partitions > 1 else []
+        for p in range(enc.partitions):
+            away = [~member[t.mma, p], member[t.access, p]]  # false: MMA in p, access not
+            for need in needs:
+                enc.add("lowering", enc.model.add_bool_or([*away, need]), enc.multi)
+
+
+def _tmem_owners(enc: Encoding) -> None:
+    """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0."""
+    for owners in enc.table.lowering.tmem_owners:
+        for p in range(1, enc.partitions):
+            enc.add("lowering", enc.model.add_bool_or([~enc.member[a, p] for a in owners]))
+
+
+def only_in(enc: Encoding, n: int, p: int):
+    """A literal: node n runs in partition p and no other."""
+    key = (n, p)
+    if key not in enc.exactly:
+        if n in enc.x and n not in enc.table.duplicable:
+            enc.exactly[key] = enc.x[n, p]
+        else:
+            others = [~enc.member[n, q] for q in range(enc.partitions) if q != p]
+            lits = [enc.member[n, p], *others]
+            enc.exactly[key] = enc.all_of("lowering", lits, f"only[{n},{p}]")
+    return enc.exactly[key]
 
 
 def limit_register_need(enc: Encoding) -> None:
     """register_need: once specialized, each partition's setmaxnreg covers base + its live
-    tensors + its largest transient tensor, per thread at its warps (`registers_needed`)."""
+    tensors + its largest transient tensor, scaled, per thread at its lowered warps
+    (`registers_needed`)."""
     model, t, table = enc.model, enc.target, enc.table
     base, step = table.params.base_registers, t.setmaxnreg_step
-    threads = 4 * t.threads_per_warp  # registers_needed: bytes / (4 B * threads * warps)
+    scale = table.params.register_scale_percent
+    threads = 100 * 4 * t.threads_per_warp  # bytes * scale / (100 * 4 B * threads * warps)
     biggest = max((c.transient_bytes for c in table.nodes), default=0)
     for p in range(enc.partitions):
         live = LinearExpr.sum(
@@ -239,9 +315,9 @@ def limit_register_need(enc: Encoding) -> None:
                 bound = transient >= c.transient_bytes
                 enc.add("register_need", model.add(bound), enc.member[n, p])
         for k in table.warp_options:
-            # ceil((live + transient) / (threads * k)) + base <= step * steps, integer form.
-            room = threads * k * (step * enc.reg_steps[p] - base)
-            fits = model.add(live + transient <= room)
+            # ceil(scale * (live + transient) / (threads * k)) + base <= step * steps.
+            room = threads * lowered_warps(enc.graph, k) * (step * enc.reg_steps[p] - base)
+            fits = model.add(scale * (live + transient) <= room)
             enc.add("register_need", fits, enc.warps[p, k], enc.multi)
 
 

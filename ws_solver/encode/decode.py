@@ -8,6 +8,7 @@ from dataclasses import replace
 from ..model.cost import single_partition_registers
 from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
+from .constraints import first_free_partition
 from .variables import Encoding, Lit
 
 # What a partition is called after the most telling kind of op it runs.
@@ -64,16 +65,18 @@ def decode(enc: Encoding, value: Callable[[Lit], int]) -> Plan:
 
 
 def fit(enc: Encoding, plan: Plan) -> Plan:
-    """The same plan in the model's terms: partitions 1..K-1 renumbered in first-use order
-    (the symmetry-breaking order) and channel depths cut to those the model offers
-    (`useful_depths`). Neither makes `evaluate` worse; renumbering leaves it unchanged."""
+    """The same plan in the model's terms: the interchangeable partitions (1..K-1, or 2..K-1
+    under lowering rule R4) renumbered in first-use order (the symmetry-breaking order) and
+    channel depths cut to those the model offers (`useful_depths`). Neither makes `evaluate`
+    worse; renumbering leaves it unchanged."""
     assignable = enc.table.assignable
     count = len(plan.partitions)
+    fixed = min(first_free_partition(enc.table), count)
 
     def first(p: int) -> tuple[int, int]:
         return (min((n for n in assignable if p in plan.assignment[n]), default=1 << 30), p)
 
-    order = [0, *sorted(range(1, count), key=first)] if count else []
+    order = [*range(fixed), *sorted(range(fixed, count), key=first)]
     new = {old: i for i, old in enumerate(order)}
 
     def channel(c: Channel) -> Channel:

@@ -1,5 +1,6 @@
 """The objective: `evaluate`'s II (max of busy, unit load, recurrence and channel latency
-terms, each an exact integer variable or expression) times ii_weight, plus its tie-break."""
+terms, each an exact integer variable or expression, plus the stalls) times ii_weight, plus
+its tie-break."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import UNITS, tiebreak
+from ..model.cost import UNITS, lowered_warps, tiebreak
 from .variables import Encoding
 
 
@@ -117,14 +118,49 @@ def _ii_bound(enc: Encoding) -> int:
     return max(_busy_bound(enc), units, recurrence, channel)
 
 
+def stall_term(enc: Encoding):
+    """stalls: `cost.stalls`: the shared wgmma stall when a partition of 2+ (lowered) warp
+    groups runs a wgmma and a load, the lone one when a partition of one warp group runs a
+    wgmma and receives a channel, and the lost-occupancy cost once specialized."""
+    table, params = enc.table, enc.table.params
+    lost = params.lost_occupancy_cycles * enc.multi if table.single_ctas > 1 else 0
+    if not table.wgmmas:
+        return lost
+    group = enc.target.warps_per_group
+    wide = [k for k in table.warp_options if lowered_warps(enc.graph, k) >= 2 * group]
+    shared, lone = [], []
+    for p in range(enc.partitions):
+        mma = enc.any_of("ii", [enc.member[n, p] for n in table.wgmmas], f"wgmma[{p}]")
+        here = enc.any_of("ii", [enc.member[n, p] for n in table.loads], f"loads_here[{p}]")
+        into = [ch for (_, _, q), ch in enc.channel.items() if q == p]
+        receives = enc.any_of("ii", into, f"receives[{p}]")
+        warps = {k: enc.warps[p, k] for k in table.warp_options}
+        many = enc.any_of("ii", [w for k, w in warps.items() if k in wide], f"groups2[{p}]")
+        one = enc.any_of("ii", [w for k, w in warps.items() if k not in wide], f"groups1[{p}]")
+        shared.append(enc.all_of("ii", [mma, many, here], f"shared_stall[{p}]"))
+        lone.append(enc.all_of("ii", [mma, one, receives], f"lone_stall[{p}]"))
+    return (
+        params.wgmma_shared_stall_cycles * enc.any_of("ii", shared, "shared_stall")
+        + params.wgmma_lone_stall_cycles * enc.any_of("ii", lone, "lone_stall")
+        + lost
+    )
+
+
+def _stall_bound(enc: Encoding) -> int:
+    p = enc.table.params
+    return p.wgmma_shared_stall_cycles + p.wgmma_lone_stall_cycles + p.lost_occupancy_cycles
+
+
 def minimize_ii(enc: Encoding) -> None:
-    """ii: II = max(busy, unit load, recurrences, channel latency); objective:
+    """ii: II = max(busy, unit load, recurrences, channel latency) + stalls; objective:
     II * ii_weight + tiebreak(partitions, warps, register steps, channels, stages)."""
     model = enc.model
     terms = [*enc.busy, *enc.units.values(), *recurrence_terms(enc)]
     terms += channel_latency_terms(enc)
-    enc.ii = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc), "ii")
-    enc.add("ii", model.add_max_equality(enc.ii, terms))
+    peak = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc), "peak")
+    enc.add("ii", model.add_max_equality(peak, terms))
+    enc.ii = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc) + _stall_bound(enc), "ii")
+    enc.add("ii", model.add(enc.ii == peak + stall_term(enc)))
     warps = LinearExpr.sum([k * w for (_, k), w in enc.warps.items()])
     stages = LinearExpr.sum([enc.depth_of(u, v, q) for u, v, q in enc.channel])
     tb = tiebreak(

@@ -98,6 +98,7 @@ class Encoding:
     source: dict[tuple[int, str, int, int], cp_model.IntVar] = field(default_factory=dict)
     send_busy: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     alloc_depth: dict[int, cp_model.IntVar] = field(default_factory=dict)  # in-loop allocs
+    exactly: dict[tuple[int, int], Lit] = field(default_factory=dict)  # (n, p): only in p
     busy: list[cp_model.IntVar] = field(default_factory=list)
     units: dict[str, cp_model.IntVar] = field(default_factory=dict)
     ii: cp_model.IntVar | None = None

@@ -56,10 +56,10 @@ def cap_partitions(state: MergeState, table: CostTable, limit: int) -> None:
 
 
 def number_partitions(
-    state: MergeState, table: CostTable, default: int | None = None
+    state: MergeState, table: CostTable, default: int | None = None, lead: tuple[int, ...] = ()
 ) -> tuple[dict[int, int], list[str]]:
     """Partition id of each merged group's root, and the role of each id. `default` (a root)
-    is put first when given."""
+    is put first when given; `lead` (roots) take ids 0, 1, ... in that order."""
 
     def key(root: int):
         flags = state.flags[root]
@@ -69,8 +69,8 @@ def number_partitions(
 
     roots = sorted(state.roots(), key=key)
     if default is not None:
-        roots.remove(default)
-        roots.insert(0, default)
+        lead = (default,)
+    roots = [*lead, *(r for r in roots if r not in lead)]
     ids = {r: i for i, r in enumerate(roots)}
     roles = [role_of(state.flags[r]) for r in roots]
     return ids, roles

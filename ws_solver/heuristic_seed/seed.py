@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..model.cost import CostTable, cost_table, evaluate, padded_warps, single_partition_plan
 from ..model.graph import LoopGraph
+from ..model.lowering import TmemIf, lowering_violations
 from ..model.plan import Partition, Plan
 from ..model.target import Target, target_for
 from .assign import assign, cap_partitions, group_cost, number_partitions
@@ -57,6 +58,9 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
     cap_partitions(state, table, target.max_partitions)
     while len(state.members) > 1:
         ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
+        split = r4_split(table, state)
+        if split and not fits_default(graph, target, table, members_of(assignment, 0)):
+            return None, _r4_reason(graph, split)
         n = len(roles)
         warps = choose_warps(graph, target, table, facts, assignment, n)
         registers = choose_registers(target, table, facts, assignment, warps, roles)
@@ -86,6 +90,9 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
             merges=tuple(state.merges),
         )
         problems = plan.check(graph, target)
+        rules = lowering_violations(graph, plan, table.lowering)
+        if rules:  # the rules this heuristic does not steer by: Triton could not lower it
+            return None, rules[0]
         if problems:
             return None, f"heuristic plan is invalid ({problems[0]})"
         return plan, ""
@@ -97,7 +104,13 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
 def _number_and_assign(graph, target, facts, table, state):
     """Number the partitions (compute first), assign every node; if partition 0 cannot be the
     default region (its registers do not fit the kernel's warps), the first partition in
-    numbering order that can takes its place."""
+    numbering order that can takes its place. Lowering rule R4 numbers two partitions
+    itself (`r4_split`)."""
+    split = r4_split(table, state)
+    if split:
+        lead = (state.find(split.access), state.find(split.mma))
+        ids, roles = number_partitions(state, table, lead=lead)
+        return ids, roles, _assign(graph, facts, table, state, ids, roles)
     ids, roles = number_partitions(state, table)
     assignment = _assign(graph, facts, table, state, ids, roles)
     if fits_default(graph, target, table, members_of(assignment, 0)):
@@ -108,6 +121,25 @@ def _number_and_assign(graph, target, facts, table, state):
             ids, roles = number_partitions(state, table, default=root)
             return ids, roles, _assign(graph, facts, table, state, ids, roles)
     return ids, roles, assignment
+
+
+def r4_split(table: CostTable, state: MergeState) -> TmemIf | None:
+    """The TMEM access inside an scf.if that the merged partitions separate from its MMA, if
+    any: Triton 3.6 lowers that only with the if's partition as 0 and the MMA's as 1
+    (lowering rule R4)."""
+    for t in table.lowering.tmem_ifs:
+        access, mma = state.find(t.access), state.find(t.mma)
+        if access != mma and access in state.members and mma in state.members:
+            return t
+    return None
+
+
+def _r4_reason(graph: LoopGraph, split: TmemIf) -> str:
+    return (
+        f"Triton 3.6 lowering rule R4: the scf.if (node {split.region}) that reads the MMA's "
+        "tensor memory in another partition must be partition 0, the default region, and "
+        f"its registers do not fit the kernel's {graph.num_warps} warps"
+    )
 
 
 def _assign(graph, facts, table, state, ids, roles):

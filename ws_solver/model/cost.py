@@ -7,7 +7,9 @@ constraints from the same table, so the solver's objective and `evaluate` agree 
 II = max( busy time of each partition   (a partition is one instruction stream),
           load on each shared SM unit   (tensor cores, TMA/memory, SFU, ALU, shared memory),
           each loop-carried recurrence  (+ a hand-off latency when it crosses partitions),
-          each channel's latency / depth (a producer runs at most `depth` iterations ahead) ).
+          each channel's latency / depth (a producer runs at most `depth` iterations ahead) )
+   + stalls no bound covers (sm_90 wgmma issue, CTAs per SM given up by specializing),
+     fitted on H200 measurements (`stalls`).
 A channel carries one value of a producer to one partition that needs it (tokens: a barrier
 hand-off; register data: staged through shared memory; buffers: shared, or multibuffered when
 allocated in the loop) and adds busy time on both sides (barrier arrive/wait, staging).
@@ -18,12 +20,13 @@ Registers, shared memory, tensor memory, barriers and warps are hard limits. One
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from math import ceil
 
 from .graph import LoopGraph
 from .kinds import CONTROL_FLOW, NodeKind, NodeRole
+from .lowering import LoweringRules, lowering_rules, lowering_violations
 from .plan import CHANNEL_DEPTHS, Channel, Plan, complete_assignment, is_assignable, is_duplicable
 from .target import Target
 
@@ -46,6 +49,28 @@ class CostParams:
     # Registers per thread every partition needs besides its tensors (indices, addresses,
     # loop control, predicates).
     base_registers: int = 24
+    # The constants below are fitted by benchmarks/calibrate.py on the H200 measurements in
+    # benchmarks/results/gpu-2026-11-29-*.json (it prints them; the values here are its output).
+    # ptxas holds more than the tensors the model counts (an op's operands next to its result,
+    # wgmma fragments, addresses): tensor bytes count at this percent, the least that covers
+    # ptxas's registers on every unspecialized kernel that did not spill.
+    register_scale_percent: int = 139
+    # Stalls added to II (cycles per iteration), for sm_90's wgmma (`wgmma_stalls`): warp
+    # groups of one partition issue their wgmmas together, so when two or more of them also
+    # wait on the stage barriers of their own loads, the stage is released (and the next TMA
+    # issued) only when the slowest group gets there: specialized 8-warp GEMMs ran 5-20%
+    # faster than unspecialized ones.
+    wgmma_shared_stall_cycles: int = 170
+    # One warp group issuing the wgmma waits on every hand-off from another partition (a
+    # stage loaded there, values computed there) and releases a stage only once its wgmma
+    # retired (the Hopper fix); no second group's wgmma covers the wait: 4-warp GEMMs ran
+    # 4-7% slower specialized.
+    wgmma_lone_stall_cycles: int = 71
+    # A specialized kernel takes the whole register file (setmaxnreg shares it out), so a
+    # loop whose unspecialized kernel fits two CTAs per SM (`single_partition_ctas`) gives up
+    # the second CTA, which hid the first one's waits: attention d64 (4 or 8 warps) and the
+    # grouped GEMMs ran 11-21% slower specialized.
+    lost_occupancy_cycles: int = 212
     # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits). The
     # objective must stay below 2**53 (CP-SAT reports objective values as doubles), which
     # leaves II up to 2**17 cycles; `evaluate` checks both.
@@ -129,7 +154,10 @@ class CostTable:
     assignable: tuple[int, ...]
     duplicable: frozenset[int]
     warp_options: tuple[int, ...]
-    default_only: frozenset[int] = frozenset()  # nodes that must run in partition 0
+    lowering: LoweringRules = field(default_factory=LoweringRules)  # Triton 3.6's rules
+    wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
+    loads: tuple[int, ...] = ()  # load ops (TMA and pointer loads)
+    single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
 
     def busy(self, node_id: int, warps: int) -> int:
         return self.nodes[node_id].busy[warps]
@@ -150,7 +178,7 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
     consumers = _consumers(graph)
     hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
     values = _value_costs(graph, target, params, nodes, {*loop_smem, *loop_tmem})
-    return CostTable(
+    table = CostTable(
         graph=graph,
         target=target,
         params=params,
@@ -165,22 +193,11 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),
         duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
         warp_options=warp_options,
-        default_only=_default_only(graph, target),
+        lowering=lowering_rules(graph, target),
+        wgmmas=tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers),
+        loads=tuple(n.id for n in graph.of_kind(NodeKind.LOAD)),
     )
-
-
-def _default_only(graph: LoopGraph, target: Target) -> frozenset[int]:
-    """wgmmas reading shared memory allocated above the loop must run in partition 0: Triton
-    3.6's sm_90 pipeliner never returns otherwise (docs/triton-lowering-rules.md, R1)."""
-    if not target.mma_accumulator_in_registers:
-        return frozenset()
-    return frozenset(
-        n.id
-        for n in graph.nodes
-        if n.kind == NodeKind.MMA
-        and n.role == NodeRole.OP
-        and any(not b.inside_loop and b.memory == "shared" for b in n.buffers)
-    )
+    return replace(table, single_ctas=single_partition_ctas(table))
 
 
 # -- per-node coefficients -------------------------------------------------------------------
@@ -192,7 +209,9 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     live = 0
     transient = 0
     if node.is_value:
-        if node.value_kind == "tensor" and node.role == NodeRole.ITER_ARG:
+        # A nested loop's carried tensor lives only while that loop runs (its result is what
+        # the code after it uses), so it counts like a transient, not across the iteration.
+        if node.value_kind == "tensor" and node.role == NodeRole.ITER_ARG and node.parent is None:
             live = node.out_bytes
         elif node.value_kind == "tensor":
             transient = node.out_bytes
@@ -511,6 +530,7 @@ class Cost:
     total_warps: int
     register_file: int
     terms: dict[str, int] = field(default_factory=dict)
+    stall: int = 0  # cycles of II beyond its bounds (`stall_cycles`)
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -518,17 +538,76 @@ class Cost:
         return asdict(self)
 
 
-def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
-    """setmaxnreg a partition needs at `warps` warps: base + live tensors + largest transient,
-    rounded up to a legal value; may exceed the maximum (then the plan is infeasible)."""
-    t = table.target
+def lowered_warps(graph: LoopGraph, warps: int) -> int:
+    """Warps that hold a partition's tensors in the binary: Triton 3.6 starts every partition
+    region at the kernel's num_warps and only ever shrinks it (docs/dropin.md)."""
+    return min(warps, graph.num_warps)
+
+
+def register_bytes(table: CostTable, members: Iterable[int]) -> int:
+    """Register bytes a partition holds at its peak: live tensors + its largest transient."""
     members = list(members)
     live = sum(table.nodes[n].live_bytes for n in members)
-    transient = max((table.nodes[n].transient_bytes for n in members), default=0)
-    per_thread = ceil((live + transient) / (4 * t.threads_per_warp * warps))
-    need = table.params.base_registers + per_thread
-    need = max(t.setmaxnreg_min, ceil(need / t.setmaxnreg_step) * t.setmaxnreg_step)
-    return need
+    return live + max((table.nodes[n].transient_bytes for n in members), default=0)
+
+
+def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
+    """setmaxnreg a partition needs at `warps` warps: base + its register bytes, scaled, per
+    thread of its lowered warps, rounded up to a legal value; may exceed the maximum (then
+    the plan is infeasible)."""
+    t, params = table.target, table.params
+    threads = t.threads_per_warp * lowered_warps(table.graph, warps)
+    scaled = register_bytes(table, members) * params.register_scale_percent
+    need = params.base_registers + ceil(scaled / (100 * 4 * threads))
+    return max(t.setmaxnreg_min, ceil(need / t.setmaxnreg_step) * t.setmaxnreg_step)
+
+
+def single_partition_ctas(table: CostTable) -> int:
+    """CTAs per SM of the loop's unspecialized kernel, as its registers (ptxas caps them at
+    the setmaxnreg maximum and spills), shared memory (the pipeliner gives each in-loop
+    buffer one copy per stage) and warps allow."""
+    t, graph = table.target, table.graph
+    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
+    regs = min(need, t.setmaxnreg_max) * t.threads_per_warp * graph.num_warps
+    stages = graph.scheduled_max_stage + 1
+    smem = table.hoisted_smem + stages * sum(table.loop_smem.values())
+    ctas = min(
+        t.registers_per_sm // regs,
+        t.shared_memory_per_sm // (smem + t.reserved_shared_memory_per_cta),
+        t.max_warps_per_sm // graph.num_warps,
+    )
+    return max(ctas, 1)
+
+
+def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
+    """(shared, lone): a partition of 2+ warp groups issues a wgmma and runs a load; a
+    partition of one warp group issues a wgmma and receives a channel (CostParams)."""
+    wide_warps = 2 * table.target.warps_per_group
+    shared = lone = False
+    for p in plan.partitions:
+        members = set(plan.nodes_in(p.id))
+        if not members.intersection(table.wgmmas):
+            continue
+        wide = lowered_warps(table.graph, p.warps) >= wide_warps
+        shared |= wide and any(n in members for n in table.loads)
+        lone |= not wide and any(c.dst == p.id for c in plan.channels)
+    return shared, lone
+
+
+def stalls(plan: Plan, table: CostTable) -> dict[str, bool]:
+    """Which stalls the plan pays, by the name of their CostParams constant: the wgmma stalls,
+    and the CTAs per SM a specialized plan gives up."""
+    shared, lone = wgmma_stalls(plan, table)
+    return {
+        "wgmma_shared_stall_cycles": shared,
+        "wgmma_lone_stall_cycles": lone,
+        "lost_occupancy_cycles": plan.specialized and table.single_ctas > 1,
+    }
+
+
+def stall_cycles(plan: Plan, table: CostTable) -> int:
+    """Cycles per iteration II adds to its bounds (`stalls`)."""
+    return sum(getattr(table.params, name) for name, on in stalls(plan, table).items() if on)
 
 
 # Bit widths of the tie-break fields, most significant first. The tie-break is linear (the
@@ -590,7 +669,11 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
     candidates.update({f"unit {u}": v for u, v in units.items()})
     candidates[f"recurrence {rec_label}"] = recurrence
     candidates["channel latency"] = channel_bound
-    bound_by, ii = max(candidates.items(), key=lambda kv: (kv[1], kv[0]))
+    bound_by, peak = max(candidates.items(), key=lambda kv: (kv[1], kv[0]))
+    stall = stall_cycles(plan, table)
+    ii = peak + stall
+    if stall:
+        bound_by += f" + {stall} stall"
     pcosts = tuple(
         PartitionCost(
             p.id,
@@ -628,6 +711,7 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
         units=units,
         recurrence=recurrence,
         channel_latency=channel_bound,
+        stall=stall,
         channels=len(plan.channels),
         channel_bytes=sum(c.bytes * c.depth for c in plan.channels),
         shared_memory=smem,
@@ -682,12 +766,7 @@ def violations(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
             return f"node {n}"
         return f"node {n} ({graph.nodes[n].op_name} {graph.nodes[n].label})"
 
-    for n in sorted(table.default_only):
-        if plan.specialized and plan.assignment[n] != (0,):
-            out.append(
-                f"{label(n)} reads shared memory allocated before the loop and must run in "
-                "partition 0 (Triton 3.6 lowering rule R1)"
-            )
+    out += lowering_violations(graph, plan, table.lowering)
     for n in table.assignable:
         parts = plan.assignment[n]
         if not parts:

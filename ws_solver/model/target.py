@@ -151,6 +151,12 @@ class Target:
     # 227 KiB = 232,448 B of shared memory per block (opt-in maximum), 228 KiB per SM minus
     # 1 KiB the system reserves per block; same figure for cc 9.0 and cc 10.0 [CUDA-PG].
     shared_memory_per_cta: int = 232_448
+    # 228 KiB of shared memory per SM, 1 KiB of it reserved per resident block, and 64 warps
+    # per SM [CUDA-PG, cc 9.0 and 10.0]: with the register file, they bound how many CTAs of
+    # an unspecialized kernel share an SM.
+    shared_memory_per_sm: int = 233_472
+    reserved_shared_memory_per_cta: int = 1_024
+    max_warps_per_sm: int = 64
     # Named barriers 0..15 for bar.sync/bar.arrive per CTA [PTX barrier; CUDA-PG].
     named_barriers: int = 16
     # Model limit, not hardware: an mbarrier is just 8 B of shared memory, so the hardware

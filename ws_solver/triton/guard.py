@@ -65,6 +65,7 @@ STAGE_NAMES = {
     "optimize_partition_warps": "Triton's optimize_partition_warps",
     "rewrite": "the post-pipeline rewrite (registers, Hopper fix)",
     "tail": "the rest of Triton's make_ttgir",
+    "llir": "Triton's make_llir",
 }
 PERSISTED = ("ok", "error", "hang", "crash")  # verdicts worth keeping across processes
 
@@ -643,7 +644,8 @@ def probe_lowering(job: LoweringJob, progress: Callable[[str], None]) -> None:
     progress("parse")
     context = ir.context()
     ir.load_dialects(context)
-    CUDABackend(GPUTarget("cuda", job.capability, 32)).load_dialects(context)
+    backend = CUDABackend(GPUTarget("cuda", job.capability, 32))
+    backend.load_dialects(context)
     module = tpipe.parse_module_text(job.text, context)
     plans = [
         SimpleNamespace(partitions=[SimpleNamespace(id=i, registers=r) for i, r in parts])
@@ -653,6 +655,11 @@ def probe_lowering(job: LoweringJob, progress: Callable[[str], None]) -> None:
     rewrite = dropin.post_pipeline_rewrite(
         job.capability, job.num_warps, plans, job.apply_registers, hopper, {"notes": []}
     )
-    tpipe.run_after_partition(
+    module = tpipe.run_after_partition(
         module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress
     )
+    # Some partitioned modules pass make_ttgir and fail only when lowered to LLVM (e.g. two
+    # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
+    # The drop-in can still fall back at this point, so the probe goes one stage further.
+    progress("llir")
+    backend.make_llir(module, {}, job.options, job.capability)

@@ -1,0 +1,355 @@
+"""What Triton 3.6.0's warp-specialization lowering accepts, as data over a LoopGraph.
+
+`lowering_rules(graph, target)` turns the rules of docs/triton-lowering-rules.md into plain
+node/edge data that the CP-SAT encoder (encode/constraints.py, group "lowering"), the heuristic
+and `lowering_violations` (behind `Plan.check`) share:
+
+- R1 (sm_90): a wgmma reading shared memory allocated before the loop runs in partition 0.
+- R2, narrowed (sm_90): the wgmmas of a loop run in one partition.
+- R3: a pointer `tt.load`'s tensor (also through the `tt.broadcast` / `tt.expand_dims` chains
+  Triton clones into their users, and the `local_alloc` staging it) is not consumed in a
+  partition that does not produce it.
+- R4 (sm_100): a TMEM access inside an `scf.if` in another partition than the MMA that owns
+  the buffer: the MMA is partition 1 and the if's body partition 0.
+- R5: a value consumed in a partition `c` that does not produce it has a consumer that runs
+  in exactly `{c}`; a consumer inside an `scf.if` counts as its outermost enclosing `scf.if`.
+- R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition.
+- R8: a memdesc view's result is not consumed in a partition that does not run the view.
+- R11: a tensor of pointers is not consumed in a partition that does not produce it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from .graph import Edge, LoopGraph
+from .kinds import NodeKind, NodeRole
+from .target import Target
+
+# PartitionScheduling clones these into the partitions of their users.
+REMATERIALIZED = frozenset({"tt.broadcast", "tt.expand_dims"})
+MEMDESC_VIEWS = frozenset({"ttg.memdesc_trans", "ttg.memdesc_reshape", "ttg.memdesc_subslice"})
+
+R3 = "R3 (pointer-load data cannot cross)"
+R8 = "R8 (memdesc views cannot cross)"
+R11 = "R11 (pointer tensors cannot cross)"
+# Ops whose operand 0 is a tensor of pointers.
+POINTER_USERS = frozenset(
+    {"tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.addptr", "tt.advance"}
+)
+
+
+@dataclass(frozen=True)
+class Together:
+    """`dst` runs only in partitions that run `src` (an edge whose value cannot cross)."""
+
+    src: int
+    dst: int
+    rule: str  # R3, R8 or R11, as worded in messages
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """R5 for one edge: wherever `consumer` runs and `producer` does not, some node of
+    `sites` runs in exactly that partition."""
+
+    producer: int  # the edge's source, or the input of the cloned chain it ends
+    consumer: int
+    sites: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TmemIf:
+    """R4 for one TMEM access inside an `scf.if`: if `access` is not in `mma`'s partition,
+    `mma` runs in partition 1 and every op of `body` in exactly partition 0."""
+
+    mma: int
+    access: int
+    region: int  # the scf.if
+    body: tuple[int, ...]  # the if's ops (direct children)
+
+
+@dataclass(frozen=True)
+class LoweringRules:
+    """The rules for one loop on one target, as node ids (empty: nothing to respect)."""
+
+    default_only: frozenset[int] = frozenset()  # R1: nodes that run in partition 0 only
+    same_partition: tuple[int, ...] = ()  # R2 (narrowed): these nodes share one partition
+    together: tuple[Together, ...] = ()  # R3, R8, R11
+    crossings: tuple[Crossing, ...] = ()  # R5
+    tmem_ifs: tuple[TmemIf, ...] = ()  # R4
+    tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
+
+    @property
+    def pins_partition_1(self) -> bool:
+        """Whether partition 1 means something (R4): partitions 1.. are not interchangeable."""
+        return bool(self.tmem_ifs)
+
+
+def lowering_rules(graph: LoopGraph, target: Target) -> LoweringRules:
+    """The rules `graph` is subject to on `target` (cached)."""
+    return _rules(graph, target)
+
+
+@cache
+def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
+    tmem = target.has_tmem
+    return LoweringRules(
+        default_only=default_only(graph, target),
+        same_partition=wgmmas(graph) if target.mma_accumulator_in_registers else (),
+        together=(*pointer_load_edges(graph), *view_edges(graph), *pointer_edges(graph)),
+        crossings=crossings(graph),
+        tmem_ifs=tmem_ifs(graph) if tmem else (),
+        tmem_owners=tmem_owners(graph) if tmem else (),
+    )
+
+
+# -- R1 ----------------------------------------------------------------------------------------
+def default_only(graph: LoopGraph, target: Target) -> frozenset[int]:
+    """wgmmas reading shared memory allocated above the loop: Triton 3.6's sm_90 pipeliner
+    never returns when such a wgmma runs outside the default region (R1)."""
+    if not target.mma_accumulator_in_registers:
+        return frozenset()
+    return frozenset(
+        n.id
+        for n in graph.ops()
+        if n.kind == NodeKind.MMA
+        and any(not b.inside_loop and b.memory == "shared" for b in n.buffers)
+    )
+
+
+def wgmmas(graph: LoopGraph) -> tuple[int, ...]:
+    """R2, narrowed: wgmmas split over partitions fail in Triton (NVWSInsertAref,
+    ConvertTritonToTritonGPU) or in ws_solver's Hopper fix; one wgmma anywhere lowers."""
+    found = tuple(n.id for n in graph.ops() if n.kind == NodeKind.MMA)
+    return found if len(found) > 1 else ()
+
+
+# -- R3, R8 ------------------------------------------------------------------------------------
+def _consumed(graph: LoopGraph, node_id: int) -> list[Edge]:
+    """Out edges into real consumers (terminators only forward a value)."""
+    nodes = graph.nodes
+    return [e for e in graph.out_edges(node_id) if nodes[e.dst].role != NodeRole.TERMINATOR]
+
+
+def is_rematerialized(graph: LoopGraph, node_id: int) -> bool:
+    node = graph.nodes[node_id]
+    return node.role == NodeRole.OP and node.op_name in REMATERIALIZED
+
+
+def chain_origin(graph: LoopGraph, node_id: int) -> int | None:
+    """The value a broadcast / expand_dims chain starts from (the node itself when it is not
+    such an op); None when the chain starts outside the loop."""
+    seen = set()
+    while is_rematerialized(graph, node_id) and node_id not in seen:
+        seen.add(node_id)
+        inputs = [e.src for e in graph.in_edges(node_id) if e.use and e.use[1] == 0]
+        if not inputs:
+            return None
+        node_id = inputs[0]
+    return node_id
+
+
+def _is_tensor_pointer_load(graph: LoopGraph, node_id: int | None) -> bool:
+    if node_id is None:
+        return False
+    node = graph.nodes[node_id]
+    return node.role == NodeRole.OP and node.op_name == "tt.load" and node.elements > 0
+
+
+def pointer_load_edges(graph: LoopGraph) -> list[Together]:
+    """R3: edges out of a tensor `tt.load`, out of a broadcast / expand_dims chain of one, or
+    out of the `local_alloc` that stages one (Triton has no aref for cp.async data)."""
+    found = []
+    for n in graph.nodes:
+        origin = chain_origin(graph, n.id)
+        if n.role == NodeRole.OP and n.op_name == "ttg.local_alloc":
+            sources = [chain_origin(graph, e.src) for e in graph.in_edges(n.id)]
+            staged = any(_is_tensor_pointer_load(graph, s) for s in sources)
+        else:
+            staged = False
+        if _is_tensor_pointer_load(graph, origin) or staged:
+            found += [Together(e.src, e.dst, R3) for e in _consumed(graph, n.id)]
+    return _unique(found)
+
+
+def view_edges(graph: LoopGraph) -> list[Together]:
+    """R8: memdesc results of views (NVWSInsertAref buffers only allocations, not views)."""
+    found = [
+        Together(e.src, e.dst, R8)
+        for e in graph.edges
+        if e.value_kind == "memdesc"
+        and graph.nodes[e.src].role == NodeRole.OP
+        and graph.nodes[e.src].op_name in MEMDESC_VIEWS
+        and graph.nodes[e.dst].role != NodeRole.TERMINATOR
+    ]
+    return _unique(found)
+
+
+def _unique(items: list) -> list:
+    return list(dict.fromkeys(items))
+
+
+# -- R5 ----------------------------------------------------------------------------------------
+def use_site(graph: LoopGraph, node_id: int) -> int:
+    """The node whose partitions Triton reads for a use by `node_id`: its outermost enclosing
+    `scf.if` (a nested op's use counts as the if's), else the node itself."""
+    nodes = graph.nodes
+    site = node_id
+    while nodes[site].parent is not None and nodes[nodes[site].parent].op_name == "scf.if":
+        site = nodes[site].parent
+    return site
+
+
+def exact_sites(graph: LoopGraph, node_id: int, seen: frozenset[int] = frozenset()) -> set[int]:
+    """Nodes one of which must run in exactly the consumer partition: through ops that make a
+    memdesc of their input (views, `tmem_alloc` of registers), their users count instead."""
+    node = graph.nodes[node_id]
+    views = [
+        e
+        for e in _consumed(graph, node_id)
+        if e.value_kind == "memdesc" and not e.distance and e.dst not in seen
+    ]
+    if node.role == NodeRole.OP and views and node.op_name != "ttg.local_alloc":
+        found: set[int] = set()
+        for e in views:
+            found |= exact_sites(graph, e.dst, seen | {node_id})
+        return found
+    return {use_site(graph, node_id)}
+
+
+def crossings(graph: LoopGraph) -> list[Crossing]:
+    """R5, per edge that carries data (not a token) into a real consumer."""
+    found = []
+    for e in graph.edges:
+        if e.value_kind == "token" or graph.nodes[e.dst].role == NodeRole.TERMINATOR:
+            continue
+        producer = chain_origin(graph, e.src)
+        if producer is None or producer == e.dst:
+            continue
+        sites = tuple(sorted(exact_sites(graph, e.dst)))
+        found.append(Crossing(producer, e.dst, sites))
+    return _unique(found)
+
+
+# -- R4, R7 ------------------------------------------------------------------------------------
+def tmem_buffers(graph: LoopGraph) -> dict[str, list[int]]:
+    """Tensor-memory buffer name -> the MMA / TMEM ops of the loop that access it."""
+    found: dict[str, list[int]] = {}
+    for n in graph.ops():
+        if n.kind in (NodeKind.MMA, NodeKind.TMEM):
+            for b in n.buffers:
+                if b.memory == "tensor":
+                    found.setdefault(b.name, []).append(n.id)
+    return found
+
+
+def tmem_ifs(graph: LoopGraph) -> list[TmemIf]:
+    """R4: NVWSInsertTmemAref's workaround splits an scf.if holding a TMEM hand-off into ifs
+    it numbers itself (partition 1: the MMA's; 0: the body)."""
+    nodes = graph.nodes
+    found = []
+    for ops in tmem_buffers(graph).values():
+        mmas = [n for n in ops if nodes[n].kind == NodeKind.MMA]
+        for access in ops:
+            parent = nodes[access].parent
+            if nodes[access].kind != NodeKind.TMEM or parent is None:
+                continue
+            if nodes[parent].op_name != "scf.if":
+                continue
+            body = tuple(c.id for c in graph.children(parent) if c.role == NodeRole.OP)
+            found += [TmemIf(m, access, parent, body) for m in mmas]
+    return _unique(found)
+
+
+def tmem_owners(graph: LoopGraph) -> list[tuple[int, ...]]:
+    """R7: accessors of each TMEM buffer read in the loop (a `tmem_load` among them). With one
+    owner Triton keeps the async tokens loop-carried, and in a non-default partition their
+    initial value is out of reach (RemoveTMEMTokens fails, or the process crashes)."""
+    nodes = graph.nodes
+    return [
+        tuple(ops)
+        for ops in tmem_buffers(graph).values()
+        if any(nodes[n].op_name == "ttng.tmem_load" for n in ops)
+    ]
+
+
+# -- R11 ---------------------------------------------------------------------------------------
+def pointer_edges(graph: LoopGraph) -> list[Together]:
+    """R11: tensors of pointers (`tt.addptr` results, the pointer operand of loads, stores,
+    atomics and `tt.addptr`). Staged through an aref they cannot be lowered: in a partition
+    narrower than the kernel TritonGPUCoalesce asserts (no defining op), else make_llir fails
+    ("'llvm.bitcast' op can only cast pointers"), after the lowering guard has passed."""
+    nodes = graph.nodes
+    found = []
+    for e in graph.edges:
+        src, dst = nodes[e.src], nodes[e.dst]
+        if e.value_kind != "tensor" or dst.role == NodeRole.TERMINATOR:
+            continue
+        into_pointer = dst.role == NodeRole.OP and dst.op_name in POINTER_USERS
+        from_addptr = src.role == NodeRole.OP and src.op_name == "tt.addptr"
+        if from_addptr or (into_pointer and e.use is not None and e.use[1] == 0):
+            found.append(Together(e.src, e.dst, R11))
+    return _unique(found)
+
+
+# -- checking a plan ---------------------------------------------------------------------------
+def lowering_violations(graph: LoopGraph, plan, rules: LoweringRules | Target) -> list[str]:
+    """One sentence per place where `plan` breaks a rule (empty: Triton 3.6 should lower it)."""
+    if isinstance(rules, Target):
+        rules = lowering_rules(graph, rules)
+    if not plan.specialized:
+        return []
+    parts = [set(p) for p in plan.assignment]
+
+    def label(n: int) -> str:
+        node = graph.nodes[n]
+        return f"node {n} ({node.op_name} {node.label})"
+
+    out = []
+    for n in sorted(rules.default_only):
+        if parts[n] != {0}:
+            out.append(
+                f"{label(n)} reads shared memory allocated before the loop and must run in "
+                "partition 0: Triton 3.6 lowering rule R1"
+            )
+    homes = {tuple(sorted(parts[n])) for n in rules.same_partition}
+    if len(homes) > 1:
+        out.append(
+            f"the wgmmas {', '.join(label(n) for n in rules.same_partition)} run in partitions "
+            f"{sorted(homes)}: Triton 3.6 lowering rule R2 (narrowed: wgmmas share one partition)"
+        )
+    for t in rules.together:
+        extra = parts[t.dst] - parts[t.src]
+        if extra:
+            out.append(
+                f"{label(t.src)} is consumed by {label(t.dst)} in partitions {sorted(extra)} "
+                f"it does not run in: Triton 3.6 lowering rule {t.rule}"
+            )
+    for c in rules.crossings:
+        for p in sorted(parts[c.consumer] - parts[c.producer]):
+            if not any(parts[s] == {p} for s in c.sites):
+                out.append(
+                    f"{label(c.producer)} crosses into partition {p} for {label(c.consumer)}, "
+                    f"but no consumer runs in exactly partition {p}: Triton 3.6 lowering rule "
+                    "R5 (a crossing value needs a consumer in exactly that partition)"
+                )
+    for t in rules.tmem_ifs:
+        if parts[t.mma] == parts[t.access]:
+            continue
+        body = [b for b in t.body if parts[b] != {0}]
+        if parts[t.mma] != {1} or body:
+            out.append(
+                f"{label(t.access)} in scf.if node {t.region} uses the tensor memory of "
+                f"{label(t.mma)} from another partition, so the MMA must run in partition 1 "
+                "and the if's body in partition 0: Triton 3.6 lowering rule R4"
+            )
+    for owners in rules.tmem_owners:
+        where = set().union(*(parts[a] for a in owners))
+        if len(where) == 1 and where != {0}:
+            out.append(
+                f"tensor memory of {label(owners[0])} is read in the loop and used only in "
+                f"partition {min(where)}: Triton 3.6 lowering rule R7 (one non-default owner)"
+            )
+    return out
