@@ -198,13 +198,12 @@ def test_partition_cap_merges_and_records() -> None:
 
 def test_user_fixed_partitions_are_never_merged(monkeypatch) -> None:
     (_, graph), *_ = loops("gemm_tma.t128x128x64_w4_s4.sm100.ttgir")
-    load = ops_named(graph, "tt.descriptor_load")[0]
-    alloc = next(e.dst for e in graph.out_edges(load))
-    pins = {load: 1, alloc: 2}
+    first, second = ops_named(graph, "tt.descriptor_load")[:2]
+    pins = {first: 1, second: 2}
     monkeypatch.setattr(merge_module, "fixed_partition", lambda node: pins.get(node.id))
     plan = partition(graph, SM100, force=True)
-    assert not any(m.rule == "load_to_local_alloc" and m.src == load for m in plan.merges)
-    assert home(plan, load) != home(plan, alloc)
+    assert not any(m.rule == "load_load" and {m.src, m.dst} == {first, second} for m in plan.merges)
+    assert home(plan, first) != home(plan, second)
     assert plan.check(graph, SM100) == []
 
 

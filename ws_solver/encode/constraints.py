@@ -12,7 +12,7 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import lowered_warps, padded_warps
+from ..model.cost import lowered_warps, padded_warps, pipeline_copies
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
 from .objective import ii_lower_bound
@@ -247,7 +247,7 @@ def _wgmmas_together(enc: Encoding) -> None:
 
 
 def _no_crossing(enc: Encoding) -> None:
-    """R3, R8, R11: dst runs only where src runs."""
+    """R3, R6, R8, R9, R11: dst runs only where src runs."""
     for t in enc.table.lowering.together:
         for p in range(enc.partitions):
             lits = [~enc.member[t.dst, p], enc.member[t.src, p]]
@@ -360,15 +360,22 @@ def size_allocations(enc: Encoding) -> None:
 
 
 def limit_shared_memory(enc: Encoding) -> None:
-    """shared_memory: hoisted buffers + in-loop buffers x their depth + staged channel
-    bytes x depth fit the CTA (`shared_and_tensor_memory`)."""
+    """shared_memory: hoisted buffers + in-loop buffers x max(pipeline stages, their depth)
+    + staged channel bytes x depth fit the CTA (`shared_and_tensor_memory`)."""
     table = enc.table
     smem = [table.hoisted_smem]
     for u, v, q in enc.channel:
         cost = table.values[u, v]
         if cost.staged:
             smem.append(cost.bytes * enc.depth_of(u, v, q))
-    smem += [nbytes * enc.alloc_depth.get(n, 1) for n, nbytes in table.loop_smem.items()]
+    for n, nbytes in table.loop_smem.items():
+        copies = pipeline_copies(table.graph, n)
+        if n not in enc.alloc_depth:
+            smem.append(nbytes * copies)
+            continue
+        held = enc.model.new_int_var(copies, max(copies, *CHANNEL_DEPTHS), f"smem_copies[{n}]")
+        enc.add("shared_memory", enc.model.add_max_equality(held, [copies, enc.alloc_depth[n]]))
+        smem.append(nbytes * held)
     limit = enc.target.shared_memory_per_cta
     enc.add("shared_memory", enc.model.add(LinearExpr.sum(smem) <= limit))
 

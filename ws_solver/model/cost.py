@@ -569,8 +569,9 @@ def single_partition_ctas(table: CostTable) -> int:
     t, graph = table.target, table.graph
     need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
     regs = min(need, t.setmaxnreg_max) * t.threads_per_warp * graph.num_warps
-    stages = graph.scheduled_max_stage + 1
-    smem = table.hoisted_smem + stages * sum(table.loop_smem.values())
+    smem = table.hoisted_smem + sum(
+        b * pipeline_copies(graph, n) for n, b in table.loop_smem.items()
+    )
     ctas = min(
         t.registers_per_sm // regs,
         t.shared_memory_per_sm // (smem + t.reserved_shared_memory_per_cta),
@@ -725,10 +726,23 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
     )
 
 
+def pipeline_copies(graph: LoopGraph, alloc: int) -> int:
+    """Copies Triton's pipeliner makes of an in-loop shared allocation, whatever the plan:
+    one per schedule stage from the load that fills it to the allocation (measured: 4-stage
+    TMA GEMMs hold 4 copies of A and B with and without specialization)."""
+    node = graph.nodes[alloc]
+    loads = [graph.nodes[e.src].stage for e in graph.in_edges(alloc)]
+    starts = [s for s in loads if s is not None]
+    if node.stage is None or not starts:
+        return 1
+    return max(1, node.stage - min(starts) + 1)
+
+
 def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     """Bytes of shared memory and columns of tensor memory the plan uses: buffers hoisted
-    above the loop, in-loop allocations times the depth of the deepest channel that sends
-    them (or a view of them), and register values staged per channel stage."""
+    above the loop, in-loop shared allocations times the pipeline's stages or the depth of
+    the deepest channel that sends them (or a view of them), whichever is more, in-loop
+    tensor memory times that depth, and register values staged per channel stage."""
     depth_of_alloc: dict[int, int] = {}
     smem = table.hoisted_smem
     for c in plan.channels:
@@ -739,7 +753,10 @@ def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
             smem += vc.bytes * c.depth
         if vc.alloc is not None:  # the allocation is copied per stage of its deepest channel
             depth_of_alloc[vc.alloc] = max(depth_of_alloc.get(vc.alloc, 1), c.depth)
-    smem += sum(b * depth_of_alloc.get(n, 1) for n, b in table.loop_smem.items())
+    smem += sum(
+        b * max(pipeline_copies(table.graph, n), depth_of_alloc.get(n, 1))
+        for n, b in table.loop_smem.items()
+    )
     tmem = table.hoisted_tmem_columns + sum(
         cols * depth_of_alloc.get(n, 1) for n, cols in table.loop_tmem_columns.items()
     )

@@ -13,7 +13,10 @@ and `lowering_violations` (behind `Plan.check`) share:
   the buffer: the MMA is partition 1 and the if's body partition 0.
 - R5: a value consumed in a partition `c` that does not produce it has a consumer that runs
   in exactly `{c}`; a consumer inside an `scf.if` counts as its outermost enclosing `scf.if`.
+- R6: a TMA load's tile is not consumed by a `local_alloc` in a partition that does not
+  run the load (it would cross as registers and be staged twice).
 - R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition.
+- R9 (sm_90), widened by measurement: register tensors do not cross partitions.
 - R8: a memdesc view's result is not consumed in a partition that does not run the view.
 - R11: a tensor of pointers is not consumed in a partition that does not produce it.
 """
@@ -32,7 +35,9 @@ REMATERIALIZED = frozenset({"tt.broadcast", "tt.expand_dims"})
 MEMDESC_VIEWS = frozenset({"ttg.memdesc_trans", "ttg.memdesc_reshape", "ttg.memdesc_subslice"})
 
 R3 = "R3 (pointer-load data cannot cross)"
+R6 = "R6 (a TMA load and its local_alloc stay together)"
 R8 = "R8 (memdesc views cannot cross)"
+R9 = "R9 (on sm_90 register tensors do not cross)"
 R11 = "R11 (pointer tensors cannot cross)"
 # Ops whose operand 0 is a tensor of pointers.
 POINTER_USERS = frozenset(
@@ -46,7 +51,7 @@ class Together:
 
     src: int
     dst: int
-    rule: str  # R3, R8 or R11, as worded in messages
+    rule: str  # R3, R6, R8, R9 or R11, as worded in messages
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,7 @@ class LoweringRules:
 
     default_only: frozenset[int] = frozenset()  # R1: nodes that run in partition 0 only
     same_partition: tuple[int, ...] = ()  # R2 (narrowed): these nodes share one partition
-    together: tuple[Together, ...] = ()  # R3, R8, R11
+    together: tuple[Together, ...] = ()  # R3, R6, R8, R9, R11
     crossings: tuple[Crossing, ...] = ()  # R5
     tmem_ifs: tuple[TmemIf, ...] = ()  # R4
     tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
@@ -98,7 +103,13 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
     return LoweringRules(
         default_only=default_only(graph, target),
         same_partition=wgmmas(graph) if target.mma_accumulator_in_registers else (),
-        together=(*pointer_load_edges(graph), *view_edges(graph), *pointer_edges(graph)),
+        together=(
+            *pointer_load_edges(graph),
+            *tma_staging_edges(graph),
+            *(register_tensor_edges(graph) if target.mma_accumulator_in_registers else ()),
+            *view_edges(graph),
+            *pointer_edges(graph),
+        ),
         crossings=crossings(graph),
         tmem_ifs=tmem_ifs(graph) if tmem else (),
         tmem_owners=tmem_owners(graph) if tmem else (),
@@ -171,6 +182,39 @@ def pointer_load_edges(graph: LoopGraph) -> list[Together]:
             staged = False
         if _is_tensor_pointer_load(graph, origin) or staged:
             found += [Together(e.src, e.dst, R3) for e in _consumed(graph, n.id)]
+    return _unique(found)
+
+
+def tma_staging_edges(graph: LoopGraph) -> list[Together]:
+    """R6: a TMA load and the `local_alloc` that puts its tile in shared memory. Apart, the
+    tile crosses as registers and is staged through shared memory once more: Triton often
+    fails on that (ReorderInstructions, NVWSInsertAref, hangs), and where it lowers the
+    kernel ran 1.5x slower on the H200 (gemm_tma / gemm_fp8 t128x256, 2026-11-29 calibrated run)."""
+    found = [
+        Together(e.src, e.dst, R6)
+        for e in graph.edges
+        if graph.nodes[e.src].role == NodeRole.OP
+        and graph.nodes[e.src].op_name == "tt.descriptor_load"
+        and graph.nodes[e.dst].role == NodeRole.OP
+        and graph.nodes[e.dst].op_name == "ttg.local_alloc"
+    ]
+    return _unique(found)
+
+
+def register_tensor_edges(graph: LoopGraph) -> list[Together]:
+    """R9 (sm_90), widened by measurement: register tensors stay in the partition that
+    computes them (a cheap producer is duplicated instead). Each sm_90 plan that sent one
+    across lowered to a failure (ReorderInstructions on a wgmma's A operand), to a stage
+    release the Hopper fix cannot place (causal attention d64), or to a slower kernel (the
+    persistent GEMM's epilogue split, 3%): the H200 runs of 2026-11-29."""
+    nodes = graph.nodes
+    found = [
+        Together(e.src, e.dst, R9)
+        for e in graph.edges
+        if e.value_kind == "tensor"
+        and nodes[e.dst].role != NodeRole.TERMINATOR
+        and nodes[e.src].role != NodeRole.TERMINATOR
+    ]
     return _unique(found)
 
 
