@@ -582,19 +582,29 @@ def modeled_ii(row: dict) -> int | None:
 
 
 def correlations(results: list[dict]) -> dict[str, dict]:
+    """Spearman of modeled II vs measured time per kernel, with each point relative to the
+    fastest of its own config (a config's II is per iteration of its own loop, so raw values
+    of different configs do not compare); `raw` is the same over unscaled values."""
     out = {}
     for kernel in sorted({r["kernel"] for r in results}):
-        pts = [
-            (modeled_ii(r), r["bench"]["ms"])
+        rows = [
+            r
             for r in results
             if r["kernel"] == kernel
             and r["strategy"] in OURS
             and "ms" in (r.get("bench") or {})
-            and modeled_ii(r) is not None
+            and modeled_ii(r)
         ]
+        scaled = []
+        for config in sorted({r["config"] for r in rows}):
+            mine = [r for r in rows if r["config"] == config]
+            ii0 = min(modeled_ii(r) for r in mine)
+            ms0 = min(r["bench"]["ms"] for r in mine)
+            scaled += [(modeled_ii(r) / ii0, r["bench"]["ms"] / ms0) for r in mine]
         out[kernel] = {
-            "points": len(pts),
-            "spearman": spearman([p[0] for p in pts], [p[1] for p in pts]),
+            "points": len(rows),
+            "spearman": spearman([p[0] for p in scaled], [p[1] for p in scaled]),
+            "raw": spearman([modeled_ii(r) for r in rows], [r["bench"]["ms"] for r in rows]),
         }
     return out
 
@@ -718,9 +728,20 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
                 f"{1 + comp['partition_regions'] if comp.get('warp_specialize_ops') else 1} | "
                 f"{_fmt(modeled_ii(r))} |"
             )
-        lines += ["", "## Modeled II vs measured time (Spearman, ws_solver strategies)", ""]
+        lines += [
+            "",
+            "## Modeled II vs measured time (Spearman, ws_solver strategies)",
+            "",
+            "Each point relative to the fastest variant of its config (II is per iteration of "
+            "the config's own loop); `raw`: unscaled. Per-config detail and the decision check: "
+            "`benchmarks/calibrate.py`.",
+            "",
+        ]
         for kernel, c in corr.items():
-            lines.append(f"- {kernel}: rho = {_fmt(c['spearman'], '.2f')} ({c['points']} points)")
+            lines.append(
+                f"- {kernel}: rho = {_fmt(c['spearman'], '.2f')} ({c['points']} points; "
+                f"raw {_fmt(c.get('raw'), '.2f')})"
+            )
         lines += ["", "## Targets (best verified variant per kernel vs the vendor, same run)", ""]
         lines += _targets(results)
         lines += ["", "## ws_solver vs Triton (best verified strategy of each, same run)", ""]
