@@ -1,0 +1,76 @@
+"""benchmarks/bench_kernels.py's report helpers, on the committed H200 results (CPU only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_kernels as bench  # noqa: E402
+from corpus import kernels as corpus_kernels  # noqa: E402
+
+FINAL = ROOT / "benchmarks" / "results" / "gpu-2026-11-29-final.json"
+
+
+def _results() -> list[dict]:
+    return json.loads(FINAL.read_text())["results"]
+
+
+def test_versus_triton_compares_best_verified_rates() -> None:
+    results = _results()
+    lines = bench._versus_triton(results)
+    row = next(line for line in lines if line.startswith("| gemm_tma | t128x256x64_w8_s3 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    ours = bench._fastest(
+        [r for r in results if r["job"].startswith("gemm_tma.t128x256x64_w8_s3.")], bench.OURS
+    )
+    assert ours is not None and cells[2] == ours["strategy"]
+    assert float(cells[6]) == pytest.approx(float(cells[3]) / float(cells[5]), abs=2e-3)
+    # A fallback is not the strategy asked for: Triton's partitioner that fell back never counts.
+    fell_back = [r for r in results if bench.status_of(r).startswith("FALLBACK")]
+    assert all(bench._fastest([r], bench.TRITON_STRATEGIES) is None for r in fell_back)
+
+
+def test_correlations_are_per_kernel_and_bounded() -> None:
+    corr = bench.correlations(_results())
+    assert set(corr) == {r["kernel"] for r in _results()}
+    for c in corr.values():
+        for rho in (c["spearman"], c["raw"]):
+            assert rho is None or -1.0 <= rho <= 1.0
+
+
+def test_markdown_has_every_section() -> None:
+    data = json.loads(FINAL.read_text())
+    md = bench.markdown(data["environment"], data["results"], bench.correlations(data["results"]))
+    for section in ("## Correctness", "## Speed", "## Targets", "## ws_solver vs Triton"):
+        assert section in md
+    assert "SDPA cuDNN backend" in md  # the vendor's alternatives, timed in the same run
+
+
+def test_extra_configs_merge_and_refuse_a_changed_corpus_config(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(bench.EXTRA_CONFIGS_ENV, "")  # restored (unset) after the test
+    module = corpus_kernels.load("gemm_tma")
+    before = dict(module.CONFIGS)
+    try:
+        extra = {"gemm_tma": {"x_test": {**before["t128x128x64_w4_s4"], "num_stages": 2}}}
+        path = tmp_path / "extra.json"
+        path.write_text(json.dumps(extra))
+        assert bench.add_extra_configs(path) == ["gemm_tma.x_test"]
+        assert module.CONFIGS["x_test"]["num_stages"] == 2
+        assert os.environ[bench.EXTRA_CONFIGS_ENV] == str(path.resolve())
+        changed = {"gemm_tma": {"t128x128x64_w4_s4": {**before["t128x128x64_w4_s4"], "GROUP_M": 4}}}
+        path.write_text(json.dumps(changed))
+        with pytest.raises(SystemExit, match="differs from the corpus config"):
+            bench.add_extra_configs(path)
+    finally:
+        module.CONFIGS.clear()
+        module.CONFIGS.update(before)
