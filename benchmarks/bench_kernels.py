@@ -47,6 +47,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks import verify_gpu  # noqa: E402
+from benchmarks.stats import spearman  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
@@ -571,31 +572,6 @@ def _bench_check(kernel: str, module: Any, inputs: dict, vendor_out: Any):
 
 
 # -- statistics --------------------------------------------------------------------------------
-def _ranks(xs: list[float]) -> list[float]:
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    ranks = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2.0
-        i = j + 1
-    return ranks
-
-
-def spearman(xs: list[float], ys: list[float]) -> float | None:
-    if len(xs) < 3:
-        return None
-    rx, ry = _ranks(xs), _ranks(ys)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    vx = math.sqrt(sum((a - mx) ** 2 for a in rx))
-    vy = math.sqrt(sum((b - my) ** 2 for b in ry))
-    return cov / (vx * vy) if vx and vy else None
-
-
 def modeled_ii(row: dict) -> int | None:
     loops = (row.get("compile") or {}).get("dropin", {}).get("loops") or []
     iis = [loop.get("ii") for loop in loops if isinstance(loop.get("ii"), (int, float))]

@@ -61,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.stats import spearman  # noqa: E402
 from ws_solver import ir  # noqa: E402
 from ws_solver.heuristic_seed import decide  # noqa: E402
 from ws_solver.model.cost import (  # noqa: E402
@@ -191,32 +192,6 @@ def is_valid(run: Run) -> bool:
 def heuristic_specializes(run: Run) -> bool:
     """Whether the heuristic (`decide`, under the current model) specializes any loop."""
     return any(decide(g, run.target)[0].specialized for g in run.graphs)
-
-
-def spearman(xs: list[float], ys: list[float]) -> float | None:
-    """Rank correlation (ties get their mean rank); None below 3 points or for a constant."""
-    if len(xs) < 3:
-        return None
-    rx, ry = _ranks(xs), _ranks(ys)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    vx = sum((a - mx) ** 2 for a in rx) ** 0.5
-    vy = sum((b - my) ** 2 for b in ry) ** 0.5
-    return cov / (vx * vy) if vx and vy else None
-
-
-def _ranks(values: list[float]) -> list[float]:
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in order[i : j + 1]:
-            ranks[k] = (i + j) / 2
-        i = j + 1
-    return ranks
 
 
 def correlations(runs: list[Run]) -> dict[str, dict]:
