@@ -226,10 +226,12 @@ def require_min_warps(enc: Encoding) -> None:
 def respect_lowering(enc: Encoding) -> None:
     """lowering: Triton 3.6's lowering rules (model/lowering.py), each checked by
     `lowering_violations`; all but R1 and R7 only bind a specialized loop."""
-    for rule in (_default_only, _wgmmas_together, _no_crossing, _exact_consumer):
-        rule(enc)
-    for rule in (_tmem_in_if, _tmem_owners):
-        rule(enc)
+    _default_only(enc)
+    _wgmmas_together(enc)
+    _no_crossing(enc)
+    _exact_consumer(enc)
+    _tmem_in_if(enc)
+    _tmem_owners(enc)
 
 
 def _default_only(enc: Encoding) -> None:
