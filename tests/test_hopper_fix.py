@@ -165,7 +165,7 @@ def test_synchronous_fallback_is_also_clean():
 
 
 def test_predicated_release_falls_back_to_synchronous():
-    from ws_solver.triton.hopper import _loops, _op_text, _racy_releases
+    from ws_solver.triton.hopper import _loops, _racy_releases
 
     lowered, _ = _lowered(GEMMS[0])
     module = ir.parse(lowered)
@@ -173,7 +173,7 @@ def test_predicated_release_falls_back_to_synchronous():
     # give one racy arrive a predicate: last iteration's predicate is not known any more
     arrive = _racy_releases(loop)[0].arrive
     module.insert_before(loop, "%test_pred = arith.constant true")
-    text = _op_text(module, arrive)
+    text = module.op_text(arrive)
     module.insert_before(arrive, re.sub(r"(arrive_barrier %\w+, 1)", r"\1, %test_pred", text))
     module.erase(arrive)
     fixed, report = fix_async_wgmma_release_report(module.print())

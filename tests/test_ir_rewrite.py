@@ -117,6 +117,20 @@ def test_erase_refuses_used_results_and_combines_with_inserts():
     assert "    %keep = arith.addi %0, %0 : i32\n    tt.return %0 : i32" in out
 
 
+def test_move_before_keeps_names_and_takes_new_text():
+    m = ir.parse(SMALL)
+    add, mul = _op(m, "arith.addi"), _op(m, "arith.muli")
+    assert m.op_text(add) == "%0 = arith.addi %arg0, %c1_i32 : i32 loc(#loc1)"
+    m.move_before(mul, _op(m, "scf.yield"), "%2 = arith.muli %iv, %acc : i32")
+    m.move_before(add, _op(m, "scf.for"))
+    out = m.print()
+    assert "      %2 = arith.muli %iv, %acc : i32\n      scf.yield %2 : i32" in out
+    assert out.count("arith.muli") == 1 and out.count("arith.addi") == 1
+    with pytest.raises(ir.EditError):
+        m.move_before(add, add)
+    ir.parse(out)
+
+
 def test_attribute_edits_and_splices_together():
     m = ir.parse(SMALL)
     loop = _op(m, "scf.for")

@@ -42,3 +42,31 @@ def parse_with_triton(text: str, cap: int):
         return ir.parse_mlir_module(path, context(cap))
     finally:
         os.unlink(path)
+
+
+def compile_corpus_config(
+    kernel: str, config: dict, strategy: str, capability: int = 90, **settings
+) -> str:
+    """Final TTGIR of a corpus kernel compiled with `config` through the drop-in."""
+    import triton
+    from triton.compiler import ASTSource
+
+    from corpus import kernels as corpus_kernels
+    from corpus.dump import _attrs
+    from ws_solver.triton import dropin
+
+    module = corpus_kernels.load(kernel)
+    sig = module.signature(config)
+    src = ASTSource(
+        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="ws_test_cache_") as cache_dir,
+        dropin.partitioner(strategy, cache_dir=cache_dir, lowering_timeout=None, **settings),
+    ):
+        compiled = triton.compile(
+            src,
+            target=GPUTarget("cuda", capability, 32),
+            options=corpus_kernels.options(config),
+        )
+    return compiled.asm["ttgir"]

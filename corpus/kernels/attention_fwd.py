@@ -5,6 +5,12 @@ Q, K, V, O are [Z * H * N_CTX, HEAD_DIM] row-major; one program owns BLOCK_M que
 off-band blocks left of the diagonal without a mask, then the on-band blocks with one. Every
 KV loop asks for warp specialization. The row log-sum-exp (log2 domain) is stored for the
 backward pass.
+
+``AHEAD`` (non-causal only) computes S = Q·Kᵀ one key block ahead, as FlashAttention-3's
+intra-warp-group overlap does: each iteration issues the next block's S and then runs this
+block's softmax and P·V. On sm_90, ws_solver's wait sinking (``ws_solver.triton.overlap``)
+lets that softmax run under the wgmma of the next S; Triton's pipeliner alone waits for it
+at once.
 The GPU helpers (make_inputs / launch / reference) need torch and a GPU and are not tested
 where the corpus is dumped.
 """
@@ -45,6 +51,33 @@ def _kv_loop(
 
 
 @triton.jit
+def _softmax_update(s, m_i, l_i, qk_scale):
+    """Online softmax of one block of scores: (P as fp16, rescale factor, new max, new sum)."""
+    s = s * qk_scale
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    p = tl.math.exp2(s - m_new[:, None])
+    alpha = tl.math.exp2(m_i - m_new)
+    return p.to(tl.float16), alpha, m_new, l_i * alpha + tl.sum(p, 1)
+
+
+@triton.jit
+def _kv_loop_ahead(acc, l_i, m_i, q, k_desc, v_desc, row_base, lo, hi, qk_scale):
+    """The unmasked KV loop with S computed one block ahead (needs hi > lo)."""
+    BLOCK_N: tl.constexpr = k_desc.block_shape[0]
+    s = tl.dot(q, k_desc.load([row_base + lo, 0]).T)
+    for start_n in tl.range(lo + BLOCK_N, hi, BLOCK_N, warp_specialize=True):
+        k = k_desc.load([row_base + start_n, 0])
+        s_next = tl.dot(q, k.T)
+        p, alpha, m_i, l_i = _softmax_update(s, m_i, l_i, qk_scale)
+        v = v_desc.load([row_base + start_n - BLOCK_N, 0])
+        acc = tl.dot(p, v, acc * alpha[:, None])
+        s = s_next
+    p, alpha, m_i, l_i = _softmax_update(s, m_i, l_i, qk_scale)
+    acc = tl.dot(p, v_desc.load([row_base + hi - BLOCK_N, 0]), acc * alpha[:, None])
+    return acc, l_i, m_i
+
+
+@triton.jit
 def attention_fwd_kernel(
     q_desc,
     k_desc,
@@ -57,7 +90,9 @@ def attention_fwd_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     CAUSAL: tl.constexpr,
+    AHEAD: tl.constexpr = False,
 ):
+    tl.static_assert(not (CAUSAL and AHEAD), "AHEAD is for the non-causal kernel")
     off_m = tl.program_id(0) * BLOCK_M
     off_hz = tl.program_id(1)
     row_base = off_hz * N_CTX
@@ -74,6 +109,8 @@ def attention_fwd_kernel(
         # on-band: the key blocks that straddle the diagonal
         hi = off_m + BLOCK_M
         acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, off_m, hi, qk_scale, True)
+    elif AHEAD:
+        acc, l_i, m_i = _kv_loop_ahead(acc, l_i, m_i, q, *kv, row_base, 0, N_CTX, qk_scale)
     else:
         acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, 0, N_CTX, qk_scale, False)
 
@@ -85,10 +122,13 @@ def attention_fwd_kernel(
 KERNEL = attention_fwd_kernel
 
 
-def _config(d: int, bm: int, bn: int, causal: bool, warps: int, stages: int) -> dict:
-    return dict(
+def _config(
+    d: int, bm: int, bn: int, causal: bool, warps: int, stages: int, ahead: bool = False
+) -> dict:
+    config = dict(
         HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages
     )
+    return {**config, "AHEAD": True} if ahead else config
 
 
 CONFIGS: dict[str, dict] = {
@@ -116,6 +156,7 @@ def signature(config: dict) -> dict[str, str]:
         "BLOCK_M": "constexpr",
         "BLOCK_N": "constexpr",
         "CAUSAL": "constexpr",
+        **({"AHEAD": "constexpr"} if "AHEAD" in config else {}),
     }
 
 

@@ -205,6 +205,28 @@ class Module:
         newline = self.text.find("\n", end)
         self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
 
+    def move_before(self, op: Op, anchor: Op, text: str | None = None) -> None:
+        """Move `op`'s lines (or `text` in their place) to just before `anchor`.
+
+        Its results keep their names; that `anchor` still precedes every use of them, and
+        dominates them, is the caller's to ensure.
+        """
+        if op is anchor:
+            raise EditError(f"'{op.name}' at line {op.line} cannot move before itself")
+        moved = self.op_text(op) if text is None else text
+        start, end = self._op_span(op)
+        line_start = self.text.rfind("\n", 0, start) + 1
+        if self.text[line_start:start].strip():
+            raise EditError(f"'{op.name}' at line {op.line} does not start its line")
+        newline = self.text.find("\n", end)
+        self.insert_before(anchor, moved)
+        self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
+
+    def op_text(self, op: Op) -> str:
+        """The op's text as in the source (first token to last, regions included)."""
+        start, end = self._op_span(op)
+        return self.text[start:end]
+
     def replace_operand(self, op: Op, index: int, value_name: str) -> None:
         """Make operand `index` of `op` read `value_name` (e.g. "%x", "%r#1") instead."""
         if not 0 <= index < len(op._operand_spans):

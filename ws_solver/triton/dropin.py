@@ -34,6 +34,7 @@ from .. import plancache
 from ..pipeline import LoopReport, SolveOptions, partition_text
 from . import guard as lguard
 from . import pipeline as tpipe
+from .overlap import sink_wgmma_waits_report
 
 STRATEGIES = ("optimal", "heuristic", "triton", "none")
 # What to try, in order, for each strategy asked for; Triton's unmodified stage comes last.
@@ -79,6 +80,8 @@ class Settings:
     strategy: str = "optimal"
     solve: SolveOptions = field(default_factory=SolveOptions)
     apply_registers: bool = True
+    # Sink sm_90 wgmma waits to their first use (overlap.py); Triton's own strategy never.
+    overlap_wgmma: bool = True
     # Seconds a partitioned module's lowering may take in the guard's child process before
     # the attempt counts as hung; None: lower in-process without the guard. Not part of the
     # digest: it does not change what a finished lowering produces.
@@ -91,6 +94,7 @@ class Settings:
                 "strategy": self.strategy,
                 "solve": plancache.canonical(self.solve, skip=frozenset({"cache"})),
                 "apply_registers": self.apply_registers,
+                "overlap_wgmma": self.overlap_wgmma,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": _hopper_fix() is not None,
             }
@@ -147,6 +151,7 @@ def enable(
     *,
     cache: bool = True,
     apply_registers: bool = True,
+    overlap_wgmma: bool = True,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     **options: Any,
@@ -156,7 +161,8 @@ def enable(
     ``strategy``: "optimal" (CP-SAT, seeded by the heuristic), "heuristic", "triton"
     (Triton's own partitioner through the same pipeline) or "none" (no specialization).
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
-    leaves Triton's register requests alone. Binaries go to
+    leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
+    wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
@@ -167,7 +173,7 @@ def enable(
     if lowering_timeout is not None and lowering_timeout < 0:
         raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
-    settings = Settings(strategy, solve, apply_registers, lowering_timeout or None)
+    settings = Settings(strategy, solve, apply_registers, overlap_wgmma, lowering_timeout or None)
     with _lock:
         if _session is not None:
             _uninstall()
@@ -423,7 +429,12 @@ class _KernelCompile:
             self.settings.apply_registers,
             hopper,
             info,
+            overlap=self._overlap(strategy),
         )
+
+    def _overlap(self, strategy: str) -> bool:
+        """Sink wgmma waits for ws_solver's strategies (``triton`` stays Triton's own)."""
+        return self.settings.overlap_wgmma and strategy != "triton"
 
     def _probe(self, strategy: str, annotated: str, plans: list) -> None:
         """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
@@ -442,6 +453,7 @@ class _KernelCompile:
                 for plan in plans
             ),
             apply_registers=self.settings.apply_registers,
+            overlap=self._overlap(strategy),
             hopper=self.capability // 10 == 9 and _hopper_fix() is not None,
         )
         where = os.path.join(self.session.cache_dir, "lowering-probes")
@@ -507,9 +519,11 @@ def post_pipeline_rewrite(
     apply_registers: bool,
     hopper: Callable[[str], tuple[str, str]] | None,
     info: dict,
+    overlap: bool = False,
 ) -> Callable[[str], str]:
     """The rewrite run after pipeline/optimize_partition_warps: observe what Triton lowered
-    (``info["lowered"]``), apply the plans' register requests, then (sm_90) the Hopper fix.
+    (``info["lowered"]``), apply the plans' register requests, then (sm_90) sink the wgmma
+    waits when ``overlap`` and apply the Hopper fix.
     Notes go to ``info["notes"]``; ``info["hopper_missing"]`` says the fix was wanted but
     ``hopper`` is None. The guard's child runs the same function."""
 
@@ -522,6 +536,12 @@ def post_pipeline_rewrite(
             if len(applied) == len(info["lowered"]):
                 for op, want in zip(info["lowered"], applied, strict=True):
                     op["registers_applied"] = want
+        if capability // 10 == 9 and overlap:
+            text, done = sink_wgmma_waits_report(text)
+            if done.sunk:
+                info.setdefault("notes", []).append(
+                    f"wgmma overlap: {done.sunk} wait(s) sunk past {done.passed_ops} op(s)"
+                )
         if capability // 10 == 9 and info["lowered"]:
             if hopper is None:
                 info.setdefault("notes", []).append("hopper fix unavailable")

@@ -81,6 +81,7 @@ class LoweringJob:
     registers: tuple  # per specialized loop: ((partition id, registers), ...)
     apply_registers: bool
     hopper: bool  # apply ws_solver.triton.hopper's fix after pipelining (sm_90)
+    overlap: bool = False  # sink wgmma waits after pipelining (sm_90, overlap.py)
 
     def key(self, function: str = PROBE_FUNCTION) -> str:
         """Digest of everything the verdict depends on."""
@@ -92,6 +93,7 @@ class LoweringJob:
             repr(self.registers),
             repr(self.apply_registers),
             repr(self.hopper),
+            repr(self.overlap),
             _versions(),
         ):
             h.update(part.encode())
@@ -653,7 +655,13 @@ def probe_lowering(job: LoweringJob, progress: Callable[[str], None]) -> None:
     ]
     hopper = dropin._hopper_fix() if job.hopper else None
     rewrite = dropin.post_pipeline_rewrite(
-        job.capability, job.num_warps, plans, job.apply_registers, hopper, {"notes": []}
+        job.capability,
+        job.num_warps,
+        plans,
+        job.apply_registers,
+        hopper,
+        {"notes": []},
+        overlap=job.overlap,
     )
     module = tpipe.run_after_partition(
         module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress

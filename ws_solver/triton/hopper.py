@@ -141,11 +141,6 @@ def _loops(module: Module) -> Iterator[Op]:
             yield op
 
 
-def _op_text(module: Module, op: Op) -> str:
-    start, end = op._span
-    return module.text[start:end]
-
-
 _LOC = re.compile(r"\s+(loc\(.*\))\s*$")
 
 
@@ -156,7 +151,7 @@ def _split_loc(text: str) -> tuple[str, str]:
 
 def _signature(module: Module, op: Op) -> tuple[str, str]:
     """(`: types...` of a one-line op, ` loc(...)` or "")."""
-    body, loc = _split_loc(_op_text(module, op))
+    body, loc = _split_loc(module.op_text(op))
     colon = body.rfind(" : ")
     if colon < 0:
         raise HopperFixError(f"no type signature on '{op.name}' at line {op.line}")
@@ -241,7 +236,7 @@ class _Rewriter:
                 continue
             kind, where, extra = plan
             if kind == "move":
-                self.m.insert_after(body[where], _op_text(self.m, rel.arrive))
+                self.m.insert_after(body[where], self.m.op_text(rel.arrive))
                 self.m.erase(rel.arrive)
                 self.report.moved += 1
             else:
@@ -334,7 +329,7 @@ class _Rewriter:
             m.insert_after(post, text)
 
     def arrive_count(self, arrive: Op) -> str:
-        m = re.match(r"ttng\.arrive_barrier\s+%[^\s,]+\s*,\s*(\d+)", _op_text(self.m, arrive))
+        m = re.match(r"ttng\.arrive_barrier\s+%[^\s,]+\s*,\s*(\d+)", self.m.op_text(arrive))
         if not m:
             raise HopperFixError(f"unexpected arrive_barrier at line {arrive.line}")
         return m.group(1)

@@ -1,0 +1,166 @@
+"""Sinking sm_90 wgmma waits to their first use (ws_solver.triton.overlap)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ws_solver import ir
+from ws_solver.triton.overlap import sink_wgmma_waits, sink_wgmma_waits_report
+
+SMEM = "!ttg.memdesc<64x64xf16, #shared, #smem>"
+ACC = "tensor<64x64xf32, #mma>"
+DOT_TYPE = f"{SMEM} * {SMEM} -> {ACC}"
+
+
+def _loop(body: str) -> str:
+    """A module whose loop body is `body` (ops may use %q, %k, %v, %acc, %init, %iv)."""
+    lines = "\n".join(f"      {line}" for line in body.strip().splitlines())
+    return f"""\
+module {{
+  tt.func @f(%q: {SMEM}, %k: {SMEM}, %v: {SMEM}, %lb: i32, %ub: i32, %init: {ACC}) {{
+    %c1 = arith.constant 1 : i32
+    %r = scf.for %iv = %lb to %ub step %c1 iter_args(%acc = %init) -> ({ACC})  : i32 {{
+{lines}
+    }}
+    tt.return
+  }}
+}}
+"""
+
+
+def _dot(name: str, acc: str, a: str = "%q", b: str = "%k") -> str:
+    return f"{name} = ttng.warp_group_dot {a}, {b}, {acc} {{isAsync = true}} : {DOT_TYPE}"
+
+
+def _wait(name: str, value: str, pendings: int = 0) -> str:
+    return (
+        f"{name}:3 = ttng.warp_group_dot_wait {value}, %q, %k {{pendings = {pendings} : i32}}"
+        f" : {ACC}, {SMEM}, {SMEM}"
+    )
+
+
+def _body_ops(text: str) -> list[str]:
+    """The loop body's op names, with a wait shown as wait(pendings)."""
+    loop = next(op for op in ir.parse(text).walk() if op.name == "scf.for")
+    return [
+        f"wait({op.attr('pendings')})" if op.name.endswith("dot_wait") else op.name
+        for op in loop.body.ops
+    ]
+
+
+SOFTMAX_AHEAD = _loop(
+    f"""
+{_dot("%s", "%init")}
+{_wait("%w", "%s")}
+%e = math.exp2 %acc : {ACC}
+%m = arith.mulf %e, %e : {ACC}
+{_dot("%d", "%m", a="%v", b="%v")}
+%sum = arith.addf %w#0, %d : {ACC}
+scf.yield %sum : {ACC}
+"""
+)
+
+
+def test_wait_moves_to_its_first_use_and_counts_the_wgmmas_it_passes():
+    out, report = sink_wgmma_waits_report(SOFTMAX_AHEAD)
+    assert _body_ops(out) == [
+        "ttng.warp_group_dot",
+        "math.exp2",
+        "arith.mulf",
+        "ttng.warp_group_dot",
+        "wait(1)",  # the wgmma issued after it stays in flight; the first one retires
+        "arith.addf",
+        "scf.yield",
+    ]
+    assert (report.sunk, report.passed_ops) == (1, 3)
+    ir.parse(out)  # still well formed
+
+
+def test_sinking_is_idempotent():
+    once = sink_wgmma_waits(SOFTMAX_AHEAD)
+    assert sink_wgmma_waits(once) == once
+
+
+@pytest.mark.parametrize(
+    "blocker",
+    [
+        f"ttg.local_store %acc, %k : {ACC} -> {SMEM}",  # writes shared memory
+        "ttng.arrive_barrier %bar, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>",
+        f"%x = arith.addf %w#0, %acc : {ACC}",  # reads the wait's result
+        f"%x = ttng.warp_group_dot %q, %k, %acc : {DOT_TYPE}",  # synchronous wgmma
+        "scf.if %cond {\n} else {\n}",  # a region: not looked into
+    ],
+)
+def test_wait_stops_at_the_first_op_it_cannot_pass(blocker):
+    body = f"""
+{_dot("%s", "%init")}
+{_wait("%w", "%s")}
+%e = math.exp2 %acc : {ACC}
+{blocker}
+%sum = arith.addf %w#0, %e : {ACC}
+scf.yield %sum : {ACC}
+"""
+    text = _loop(body).replace(
+        "(%q: ", "(%bar: !ttg.memdesc<1xi64, #shared1, #smem, mutable>, %cond: i1, %q: "
+    )
+    ops = _body_ops(sink_wgmma_waits(text))
+    assert ops.index("wait(0)") == ops.index("math.exp2") + 1
+
+
+def test_wait_stops_at_a_reader_of_its_operands():
+    body = f"""
+{_dot("%s", "%init")}
+{_wait("%w", "%s")}
+%e = math.exp2 %acc : {ACC}
+%x = arith.addf %s, %e : {ACC}
+scf.yield %x : {ACC}
+"""
+    ops = _body_ops(sink_wgmma_waits(_loop(body)))
+    assert ops[:3] == ["ttng.warp_group_dot", "math.exp2", "wait(0)"]
+
+
+def test_a_move_past_views_only_is_left_alone():
+    body = f"""
+{_dot("%s", "%init")}
+{_wait("%w", "%s")}
+%t = ttg.memdesc_trans %k {{order = array<i32: 1, 0>}} : {SMEM} -> {SMEM}
+%x = arith.addf %w#0, %acc : {ACC}
+scf.yield %x : {ACC}
+"""
+    text = _loop(body)
+    out, report = sink_wgmma_waits_report(text)
+    assert out == text and report.sunk == 0
+
+
+def test_text_without_waits_is_returned_as_is():
+    text = _loop(f"scf.yield %acc : {ACC}")
+    assert sink_wgmma_waits(text) == text
+
+
+# -- on a real kernel (Triton, CPU only) ----------------------------------------------------
+
+
+def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
+    """In the compiled ahead kernel, the exp2s of this block's softmax sit between the wgmma
+    of the next S and the wait that retires it."""
+    pytest.importorskip("triton")
+    from tests.triton_util import compile_corpus_config
+
+    config = dict(
+        HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False, AHEAD=True, num_warps=4, num_stages=2
+    )
+    ttgir = {
+        overlap: compile_corpus_config("attention_fwd", config, "none", overlap_wgmma=overlap)
+        for overlap in (False, True)
+    }
+
+    def between_dot_and_wait(text: str) -> int:
+        body = text[text.index("scf.for") :]
+        dot = re.search(r"ttng\.warp_group_dot %[\w.]+, .*isAsync", body)
+        wait = body.index("ttng.warp_group_dot_wait", dot.end())
+        return body[dot.end() : wait].count("math.exp2")
+
+    assert between_dot_and_wait(ttgir[False]) == 0
+    assert between_dot_and_wait(ttgir[True]) == 2  # P and the rescale factor

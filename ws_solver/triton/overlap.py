@@ -1,0 +1,140 @@
+"""Hopper (sm_90): let an asynchronous wgmma run under the work that does not need its result.
+
+Triton 3.6's pipeliner makes a ``ttng.warp_group_dot`` asynchronous only when nothing in
+its own iteration reads the result (the accumulator chain of a GEMM). Any other wgmma gets
+a ``warp_group_dot_wait {pendings = 0}`` right after it, so it runs alone. A kernel that
+computes next iteration's S = Q·Kᵀ ahead of this iteration's softmax (FlashAttention-3's
+intra-warp-group overlap) then still waits for S before starting the softmax.
+
+:func:`sink_wgmma_waits` moves each such wait down its block, to just before the first op
+that needs it. A wait moved past *k* asynchronous wgmmas gets ``pendings + k``: wgmma
+groups retire in the order they were committed, so it retires exactly the wgmmas it
+retired before. The wait stops at the first op that
+
+* reads one of its results or operands (the values it makes safe to use),
+* is not on a short list of ops known to neither write shared memory nor arrive on a
+  barrier (so every shared-memory write and stage release still sees the wgmmas in flight
+  it saw before; ``ttng.wait_barrier`` is on the list: it only waits for a TMA load), or
+* is another wait, a synchronous wgmma or the block's terminator.
+
+The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
+wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..ir import Block, Module, Op
+
+DOT = "ttng.warp_group_dot"
+WAIT = "ttng.warp_group_dot_wait"
+
+# Ops a wait may move past: pure tensor arithmetic and layout changes, TMA-arrival waits,
+# memdesc views and asynchronous wgmmas (which raise its pendings).
+_PASSABLE_PREFIXES = ("arith.", "math.")
+_PASSABLE = frozenset(
+    {
+        "tt.reduce",
+        "tt.reduce.return",
+        "tt.splat",
+        "tt.broadcast",
+        "tt.expand_dims",
+        "tt.make_range",
+        "tt.reshape",
+        "tt.trans",
+        "tt.fp_to_fp",
+        "tt.bitcast",
+        "ttg.convert_layout",
+        "ttg.memdesc_index",
+        "ttg.memdesc_trans",
+        "ttg.memdesc_subslice",
+        "ttng.wait_barrier",
+    }
+)
+# Moving a wait past only these changes nothing the hardware does.
+_VIEWS = frozenset({"ttg.memdesc_index", "ttg.memdesc_trans", "ttg.memdesc_subslice"})
+
+
+@dataclass
+class OverlapReport:
+    """What :func:`sink_wgmma_waits_report` did."""
+
+    sunk: int = 0  # waits moved later
+    passed_ops: int = 0  # ops now overlapping an in-flight wgmma, summed over the moves
+    notes: list[str] = field(default_factory=list)
+
+
+def _is_async_dot(op: Op) -> bool:
+    return op.name == DOT and bool(op.attr("isAsync", False))
+
+
+def _passable(op: Op) -> bool:
+    if _is_async_dot(op):
+        return True
+    if op.name == "tt.reduce":
+        return all(_passable(inner) for inner in op.walk() if inner is not op)
+    if op.regions:
+        return False
+    return op.name.startswith(_PASSABLE_PREFIXES) or op.name in _PASSABLE
+
+
+def _reads_any(op: Op, values: set[int]) -> bool:
+    return any(id(v) in values for inner in op.walk() for v in inner.operands)
+
+
+def _pendings(op: Op) -> int | None:
+    value = op.attr("pendings")
+    return value if isinstance(value, int) else None
+
+
+def _sink_target(block: Block, at: int) -> tuple[int, int]:
+    """(position the wait at `at` can move to, async wgmmas it passes on the way)."""
+    wait = block.ops[at]
+    guarded = {id(v) for v in wait.results} | {id(v) for v in wait.operands}
+    passed_dots = 0
+    pos = at + 1
+    while pos < len(block.ops):
+        op = block.ops[pos]
+        if _reads_any(op, guarded) or not _passable(op):
+            break
+        if _is_async_dot(op):
+            passed_dots += 1
+        pos += 1
+    return pos, passed_dots
+
+
+def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
+    for at, op in enumerate(block.ops):
+        if op.name != WAIT or _pendings(op) is None:
+            continue
+        target, passed_dots = _sink_target(block, at)
+        passed = block.ops[at + 1 : target]
+        if target >= len(block.ops) or all(p.name in _VIEWS for p in passed):
+            continue
+        pendings = _pendings(op) + passed_dots
+        text = module.op_text(op)
+        if passed_dots:
+            text = text.replace(f"pendings = {_pendings(op)} : i32", f"pendings = {pendings} : i32")
+        module.move_before(op, block.ops[target], text)
+        report.sunk += 1
+        report.passed_ops += len(passed)
+
+
+def sink_wgmma_waits_report(text: str) -> tuple[str, OverlapReport]:
+    """:func:`sink_wgmma_waits` plus what it did."""
+    report = OverlapReport()
+    if WAIT not in text:
+        return text, report
+    module = ir.parse(text)
+    blocks = [b for op in module.walk() for r in op.regions for b in r.blocks]
+    for block in blocks:
+        if any(_is_async_dot(op) for op in block.ops):
+            _sink_block(module, block, report)
+    return module.print(), report
+
+
+def sink_wgmma_waits(text: str) -> str:
+    """Move each ``warp_group_dot_wait`` to just before the first op that needs it."""
+    return sink_wgmma_waits_report(text)[0]
