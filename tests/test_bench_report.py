@@ -74,3 +74,13 @@ def test_extra_configs_merge_and_refuse_a_changed_corpus_config(tmp_path, monkey
     finally:
         module.CONFIGS.clear()
         module.CONFIGS.update(before)
+
+
+def test_a_binary_is_timed_once_per_config() -> None:
+    def row(strategy: str, binary: str | None) -> dict:
+        return {"strategy": strategy, "compile": {"binary": binary}}
+
+    rows = [row("none", "a"), row("heuristic", "a"), row("triton", "b"), row("optimal", None)]
+    to_time, shared = bench.timed_once(rows)
+    assert [r["strategy"] for r in to_time] == ["none", "triton", "optimal"]
+    assert shared == {id(rows[1]): rows[0]}

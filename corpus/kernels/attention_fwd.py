@@ -90,7 +90,7 @@ def attention_fwd_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     CAUSAL: tl.constexpr,
-    AHEAD: tl.constexpr = False,
+    AHEAD: tl.constexpr,
 ):
     tl.static_assert(not (CAUSAL and AHEAD), "AHEAD is for the non-causal kernel")
     off_m = tl.program_id(0) * BLOCK_M
@@ -125,15 +125,21 @@ KERNEL = attention_fwd_kernel
 def _config(
     d: int, bm: int, bn: int, causal: bool, warps: int, stages: int, ahead: bool = False
 ) -> dict:
-    config = dict(
-        HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages
+    return dict(
+        HEAD_DIM=d,
+        BLOCK_M=bm,
+        BLOCK_N=bn,
+        CAUSAL=causal,
+        AHEAD=ahead,
+        num_warps=warps,
+        num_stages=stages,
     )
-    return {**config, "AHEAD": True} if ahead else config
 
 
 CONFIGS: dict[str, dict] = {
     "d64_m128n64_w4_s3": _config(64, 128, 64, False, 4, 3),
     "d128_m128n128_w8_s2": _config(128, 128, 128, False, 8, 2),
+    "d128_m128n128_w8_s2_ahead": _config(128, 128, 128, False, 8, 2, ahead=True),
     "causal_d64_m128n64_w4_s3": _config(64, 128, 64, True, 4, 3),
     "causal_d128_m128n128_w8_s2": _config(128, 128, 128, True, 8, 2),
 }
@@ -156,7 +162,7 @@ def signature(config: dict) -> dict[str, str]:
         "BLOCK_M": "constexpr",
         "BLOCK_N": "constexpr",
         "CAUSAL": "constexpr",
-        **({"AHEAD": "constexpr"} if "AHEAD" in config else {}),
+        "AHEAD": "constexpr",
     }
 
 
