@@ -491,10 +491,12 @@ def _time_alternatives(ref: dict, work: float, scale: float) -> dict[str, dict]:
 
 
 # -- timing ------------------------------------------------------------------------------------
-def bench_kernel(kernel: str, compiled: dict[tuple[str, str], Any], results: list[dict]) -> None:
+def bench_kernel(
+    kernel: str, compiled: dict[tuple[str, str], Any], results: list[dict], rounds: int = ROUNDS
+) -> None:
     """Time every verified variant of `kernel` and its vendor reference at the bench size.
 
-    Each config's variants and its vendor reference are timed in ROUNDS interleaved passes and
+    Each config's variants and its vendor reference are timed in `rounds` interleaved passes and
     the median is reported: identical binaries timed one after the other differed by up to
     5% on the H200 (clocks drift), more than the differences between plans."""
     import statistics
@@ -551,7 +553,7 @@ def bench_kernel(kernel: str, compiled: dict[tuple[str, str], Any], results: lis
             runnable.append(row)
         vendor_times: list[float] = []
         to_time, shared = timed_once(runnable)
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             if vendor_out is not None and "error" not in vendor_row:
                 vendor_times.append(timed(ref["fn"]))
             for row in list(to_time):
@@ -664,6 +666,7 @@ def environment(args: argparse.Namespace) -> dict:
         "git_revision": os.environ.get("WS_GIT_REV") or _git_rev(),
         "python": platform.python_version(),
         "dry_run": args.dry_run,
+        "timing_rounds": args.rounds,
     }
     try:
         import triton
@@ -711,6 +714,8 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
         f" Python {env['python']}",
         f"- git revision measured: {env['git_revision']}",
         "- strategies: " + "; ".join(f"`{k}`: {v}" for k, v in DESCRIPTION.items()),
+        f"- timing: {env.get('timing_rounds', ROUNDS)} interleaved rounds per config, median;"
+        " variants with identical cubins are timed once (spread column: `= strategy`)",
         "",
         "## Correctness",
         "",
@@ -895,6 +900,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--configs", default="", help="only configs whose name contains this")
     parser.add_argument("--strategies", default=",".join(STRATEGIES + VERIFY_ONLY))
     parser.add_argument("--bench-kernels", default="", help="time only these kernels")
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help="interleaved timing rounds (median reported)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="compile for sm_90, no GPU")
     parser.add_argument("--no-bench", action="store_true", help="verify only")
     parser.add_argument(
@@ -959,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for kernel in bench:
                 print(f"timing {kernel}", flush=True)
-                bench_kernel(kernel, compiled, phase)
+                bench_kernel(kernel, compiled, phase, args.rounds)
                 save()
     save()
     print_table(results)
