@@ -6,6 +6,8 @@
 # Each variant is launched by benchmarks/profile_kernel.py at the bench size; ncu records
 # its second launch (speed of light, compute and memory workload, warp states, instruction
 # mix) into $OUT/ncu_<config>_<strategy>.txt. Exits 3 when there is no ncu.
+# NCU_METRICS adds `--metrics $NCU_METRICS` (e.g. the per-reason stall ratios, see
+# docs/performance.md).
 set -uo pipefail
 OUT=${OUT:-$PWD/profile_out}
 mkdir -p "$OUT"
@@ -35,7 +37,9 @@ while [ $# -ge 3 ]; do
   kernel=$1 config=$2 strategy=$3
   shift 3
   echo "== $kernel $config $strategy"
-  timeout 150 "$NCU" --launch-skip 1 --launch-count 1 \
+  extra=()
+  if [ -n "${NCU_METRICS:-}" ]; then extra=(--metrics "$NCU_METRICS"); fi
+  timeout 150 "$NCU" --launch-skip 1 --launch-count 1 "${extra[@]}" \
     -k 'regex:attention|sdpa|fmha|flash|cudnn' \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section InstructionStats --section Occupancy \
