@@ -80,7 +80,7 @@ class Settings:
     strategy: str = "optimal"
     solve: SolveOptions = field(default_factory=SolveOptions)
     apply_registers: bool = True
-    # Sink sm_90 wgmma waits to their first use (overlap.py); Triton's own strategy never.
+    # Sink sm_90 wgmma waits to their first use (overlap.py).
     overlap_wgmma: bool = True
     # Seconds a partitioned module's lowering may take in the guard's child process before
     # the attempt counts as hung; None: lower in-process without the guard. Not part of the
@@ -429,12 +429,8 @@ class _KernelCompile:
             self.settings.apply_registers,
             hopper,
             info,
-            overlap=self._overlap(strategy),
+            overlap=self.settings.overlap_wgmma,
         )
-
-    def _overlap(self, strategy: str) -> bool:
-        """Sink wgmma waits for ws_solver's strategies (``triton`` stays Triton's own)."""
-        return self.settings.overlap_wgmma and strategy != "triton"
 
     def _probe(self, strategy: str, annotated: str, plans: list) -> None:
         """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
@@ -453,7 +449,7 @@ class _KernelCompile:
                 for plan in plans
             ),
             apply_registers=self.settings.apply_registers,
-            overlap=self._overlap(strategy),
+            overlap=self.settings.overlap_wgmma,
             hopper=self.capability // 10 == 9 and _hopper_fix() is not None,
         )
         where = os.path.join(self.session.cache_dir, "lowering-probes")
