@@ -87,7 +87,6 @@ def test_sinking_is_idempotent():
     "blocker",
     [
         f"ttg.local_store %acc, %k : {ACC} -> {SMEM}",  # writes shared memory
-        "ttng.arrive_barrier %bar, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>",
         f"%x = arith.addf %w#0, %acc : {ACC}",  # reads the wait's result
         f"%x = ttng.warp_group_dot %q, %k, %acc : {DOT_TYPE}",  # synchronous wgmma
         "scf.if %cond {\n} else {\n}",  # a region: not looked into
@@ -102,11 +101,36 @@ def test_wait_stops_at_the_first_op_it_cannot_pass(blocker):
 %sum = arith.addf %w#0, %e : {ACC}
 scf.yield %sum : {ACC}
 """
-    text = _loop(body).replace(
-        "(%q: ", "(%bar: !ttg.memdesc<1xi64, #shared1, #smem, mutable>, %cond: i1, %q: "
-    )
+    text = _loop(body).replace("(%q: ", "(%cond: i1, %q: ")
     ops = _body_ops(sink_wgmma_waits(text))
     assert ops.index("wait(0)") == ops.index("math.exp2") + 1
+
+
+BAR = "!ttg.memdesc<1xi64, #shared1, #smem, mutable>"
+
+
+def test_a_release_moves_down_with_its_wait_until_a_barrier_wait():
+    body = f"""
+{_dot("%s", "%init")}
+{_wait("%w", "%s")}
+ttng.arrive_barrier %bar, 1 : {BAR}
+%e = math.exp2 %acc : {ACC}
+ttng.wait_barrier %bar, %c1 : {BAR}
+%x = arith.addf %w#0, %e : {ACC}
+scf.yield %x : {ACC}
+"""
+    text = _loop(body).replace("(%q: ", f"(%bar: {BAR}, %q: ")
+    out, report = sink_wgmma_waits_report(text)
+    assert _body_ops(out) == [
+        "ttng.warp_group_dot",
+        "math.exp2",
+        "wait(0)",
+        "ttng.arrive_barrier",  # the release stays after the wait that retires the wgmma
+        "ttng.wait_barrier",  # which the producer may need the release to satisfy
+        "arith.addf",
+        "scf.yield",
+    ]
+    assert (report.sunk, report.passed_ops, report.carried_releases) == (1, 1, 1)
 
 
 def test_wait_stops_at_a_reader_of_its_operands():

@@ -536,7 +536,8 @@ def post_pipeline_rewrite(
             text, done = sink_wgmma_waits_report(text)
             if done.sunk:
                 info.setdefault("notes", []).append(
-                    f"wgmma overlap: {done.sunk} wait(s) sunk past {done.passed_ops} op(s)"
+                    f"wgmma overlap: {done.sunk} wait(s) sunk past {done.passed_ops} op(s), "
+                    f"{done.carried_releases} release(s) moved with them"
                 )
         if capability // 10 == 9 and info["lowered"]:
             if hopper is None:

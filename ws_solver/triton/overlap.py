@@ -17,6 +17,11 @@ retired before. The wait stops at the first op that
   it saw before; ``ttng.wait_barrier`` is on the list: it only waits for a TMA load), or
 * is another wait, a synchronous wgmma or the block's terminator.
 
+A ``ttng.arrive_barrier`` on the way (in a warp-specialized consumer: the release of the
+stage the retired wgmma read) moves down with the wait, right after it. A later release
+only makes the producer wait longer, never races; but from then on a ``wait_barrier``
+stops the wait too, since the producer may need the release to fill what it waits for.
+
 The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
 wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
 """
@@ -30,6 +35,8 @@ from ..ir import Block, Module, Op
 
 DOT = "ttng.warp_group_dot"
 WAIT = "ttng.warp_group_dot_wait"
+ARRIVE = "ttng.arrive_barrier"
+WAIT_BARRIER = "ttng.wait_barrier"
 
 # Ops a wait may move past: pure tensor arithmetic and layout changes, TMA-arrival waits,
 # memdesc views and asynchronous wgmmas (which raise its pendings).
@@ -63,6 +70,7 @@ class OverlapReport:
 
     sunk: int = 0  # waits moved later
     passed_ops: int = 0  # ops now overlapping an in-flight wgmma, summed over the moves
+    carried_releases: int = 0  # arrive_barriers moved down with their wait
     notes: list[str] = field(default_factory=list)
 
 
@@ -89,37 +97,52 @@ def _pendings(op: Op) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _sink_target(block: Block, at: int) -> tuple[int, int]:
-    """(position the wait at `at` can move to, async wgmmas it passes on the way)."""
+@dataclass
+class _Sink:
+    target: int  # the wait goes just before the op at this position
+    passed_dots: int  # asynchronous wgmmas it passes
+    carried: list[Op]  # arrive_barriers that go down with it
+
+
+def _sink_target(block: Block, at: int) -> _Sink:
+    """Where the wait at `at` can move to, and what it passes or carries on the way."""
     wait = block.ops[at]
     guarded = {id(v) for v in wait.results} | {id(v) for v in wait.operands}
-    passed_dots = 0
-    pos = at + 1
-    while pos < len(block.ops):
-        op = block.ops[pos]
-        if _reads_any(op, guarded) or not _passable(op):
+    sink = _Sink(at + 1, 0, [])
+    while sink.target < len(block.ops):
+        op = block.ops[sink.target]
+        if _reads_any(op, guarded):
             break
-        if _is_async_dot(op):
-            passed_dots += 1
-        pos += 1
-    return pos, passed_dots
+        if op.name == ARRIVE and not op.regions:
+            sink.carried.append(op)
+        elif not _passable(op) or (sink.carried and op.name == WAIT_BARRIER):
+            break
+        elif _is_async_dot(op):
+            sink.passed_dots += 1
+        sink.target += 1
+    return sink
 
 
 def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
     for at, op in enumerate(block.ops):
         if op.name != WAIT or _pendings(op) is None:
             continue
-        target, passed_dots = _sink_target(block, at)
-        passed = block.ops[at + 1 : target]
-        if target >= len(block.ops) or all(p.name in _VIEWS for p in passed):
+        sink = _sink_target(block, at)
+        passed = [p for p in block.ops[at + 1 : sink.target] if p not in sink.carried]
+        if sink.target >= len(block.ops) or all(p.name in _VIEWS for p in passed):
             continue
-        pendings = _pendings(op) + passed_dots
+        anchor = block.ops[sink.target]
+        old = _pendings(op)
         text = module.op_text(op)
-        if passed_dots:
-            text = text.replace(f"pendings = {_pendings(op)} : i32", f"pendings = {pendings} : i32")
-        module.move_before(op, block.ops[target], text)
+        if sink.passed_dots:
+            new = old + sink.passed_dots
+            text = text.replace(f"pendings = {old} : i32", f"pendings = {new} : i32")
+        module.move_before(op, anchor, text)
+        for release in sink.carried:
+            module.move_before(release, anchor)
         report.sunk += 1
         report.passed_ops += len(passed)
+        report.carried_releases += len(sink.carried)
 
 
 def sink_wgmma_waits_report(text: str) -> tuple[str, OverlapReport]:
