@@ -209,6 +209,8 @@ def variants_for(name: str, names: tuple[str, ...], moves: bool, options) -> lis
 # -- the rules of docs/triton-lowering-rules.md, as a check on a plan -------------------------
 _REMATERIALIZED = ("tt.broadcast", "tt.expand_dims")  # PartitionScheduling clones these
 _MEMDESC_VIEWS = ("ttg.memdesc_trans", "ttg.memdesc_reshape", "ttg.memdesc_subslice")
+# Ops whose first operand is a tensor of pointers (R11).
+_POINTER_OPERAND = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.addptr")
 # Rules that every plan in the perturbation study that broke them failed; the others
 # ("risky") failed often but not always.
 STRICT_RULES = ("R1", "R3", "R4", "R5", "R7", "R8")
@@ -261,10 +263,14 @@ def rule_violations(graph, plan: Plan | None, capability: int) -> list[str]:
             found.add("R8")
         if src.op_name == "tt.descriptor_load" and dst.op_name == "ttg.local_alloc":
             found.add("R6")  # the load's data crosses as registers, not as a TMA into the aref
-        if (src.op_name == "ttg.convert_layout" and dst.op_name == "ttng.warp_group_dot") or (
+        staged = (src.op_name == "ttg.convert_layout" and dst.op_name == "ttng.warp_group_dot") or (
             dst.op_name == "tt.descriptor_store" and e.value_kind == "tensor"
-        ):
-            found.add("R9")
+        )
+        if staged or (e.value_kind == "tensor" and capability == 90):
+            found.add("R9")  # widened on sm_90 after the H200 runs: no register tensor crosses
+        pointer_use = dst.op_name in _POINTER_OPERAND and e.use is not None and e.use[1] == 0
+        if e.value_kind == "tensor" and (src.op_name == "tt.addptr" or pointer_use):
+            found.add("R11")
     for node in nodes:
         if node.role != NodeRole.OP or node.op_name != "ttng.warp_group_dot" or capability != 90:
             continue

@@ -220,6 +220,22 @@ def test_rules_cover_the_reference_checker_on_the_pairs() -> None:
             assert reference <= rules_broken(graph, plan), (index, reference)
 
 
+def test_reference_checker_agrees_on_r6_r9_r11_for_forced_sm90_plans() -> None:
+    """The heuristic's forced sm_90 plans obey the model's R6, R9 and R11, and the reference
+    checker (written from the perturbation study, widened with the H200 runs) agrees."""
+    probe = pytest.importorskip("benchmarks.lowering_probe")
+    checked = 0
+    for path in sorted(TTGIR.glob("*.sm90.ttgir")):
+        for graph in graphs(path.name):
+            plan, _ = decide(graph, SM90, force=True)
+            if not plan.specialized:
+                continue
+            checked += 1
+            reference = set(probe.rule_violations(graph, plan, 90)) & {"R6", "R9", "R11"}
+            assert not reference, (path.name, reference)
+    assert checked >= 5
+
+
 # -- R4 numbering in the model ---------------------------------------------------------------------
 COND_RESET_100 = "gemm_cond_reset.t128x128x64_g128_w4_s4.sm100.ttgir"
 
