@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ws_solver import ir
 from ws_solver.triton.overlap import sink_wgmma_waits, sink_wgmma_waits_report
@@ -188,3 +190,89 @@ def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
 
     assert between_dot_and_wait(ttgir[False]) == 0
     assert between_dot_and_wait(ttgir[True]) == 2  # P and the rescale factor
+
+
+# -- a property: sinking never lets a read or a release see a wgmma it did not see before ---------
+BUFFERS = 3
+DOT_NAME, WAIT_NAME = "ttng.warp_group_dot", "ttng.warp_group_dot_wait"
+STEP = st.one_of(
+    st.tuples(st.just("dot"), st.integers(0, BUFFERS - 1)),
+    st.tuples(st.just("wait"), st.integers(0, 3)),
+    st.tuples(st.just("use"), st.integers(0, 3)),
+    st.tuples(st.just("exp"), st.just(0)),
+    st.tuples(st.just("store"), st.integers(0, BUFFERS - 1)),
+    st.tuples(st.just("arrive"), st.integers(0, BUFFERS - 1)),
+    st.tuples(st.just("barrier_wait"), st.integers(0, BUFFERS - 1)),
+)
+
+
+def _random_body(steps: list[tuple[str, int]]) -> str:
+    """A loop body from `steps`; a wait names one earlier wgmma and retires it (and all
+    older ones), a use reads one earlier wait's result."""
+    lines, dots, waits = [], [], []
+    for names, (kind, arg) in enumerate(steps):
+        if kind == "dot":
+            lines.append(_dot(f"%d{names}", "%init", b=f"%b{arg}"))
+            dots.append((f"%d{names}", arg))
+        elif kind == "wait" and dots:
+            dot, buf = dots[min(arg, len(dots) - 1)]
+            newer = len(dots) - 1 - dots.index((dot, buf))
+            lines.append(
+                f"%w{names}:2 = ttng.warp_group_dot_wait {dot}, %b{buf} "
+                f"{{pendings = {newer} : i32}} : {ACC}, {SMEM}"
+            )
+            waits.append(f"%w{names}")
+        elif kind == "use" and waits:
+            wait = waits[min(arg, len(waits) - 1)]
+            lines.append(f"%u{names} = arith.addf {wait}#0, %acc : {ACC}")
+        elif kind == "exp":
+            lines.append(f"%e{names} = math.exp2 %acc : {ACC}")
+        elif kind == "store":
+            lines.append(f"ttg.local_store %acc, %b{arg} : {ACC} -> {SMEM}")
+        elif kind == "arrive":
+            lines.append(f"ttng.arrive_barrier %bar{arg}, 1 : {BAR}")
+        elif kind == "barrier_wait":
+            lines.append(f"ttng.wait_barrier %bar{arg}, %c1 : {BAR}")
+    lines.append(f"scf.yield %acc : {ACC}")
+    args = ", ".join(
+        [f"%b{i}: {SMEM}" for i in range(BUFFERS)] + [f"%bar{i}: {BAR}" for i in range(BUFFERS)]
+    )
+    return _loop("\n".join(lines)).replace("(%q: ", f"({args}, %q: ")
+
+
+def _trace(text: str) -> list[tuple[str, frozenset]]:
+    """Per side-effecting op or read, in order: (its text, the buffers in-flight wgmmas
+    read there); a read also records whether its wgmma is still in flight."""
+    module = ir.parse(text)
+    loop = next(op for op in module.walk() if op.name == "scf.for")
+    in_flight: list[tuple[str, int]] = []
+    waited: dict[str, str] = {}  # wait result name -> the wgmma it waited for
+    out = []
+    for op in loop.body.ops:
+        text_of = module.op_text(op).split(" : ")[0]
+        if op.name == DOT_NAME:
+            in_flight.append((op.results[0].name, int(op.operands[1].name[2:])))
+        elif op.name == WAIT_NAME:
+            pend = op.attr("pendings")
+            in_flight = in_flight[len(in_flight) - pend :] if pend else []
+            waited[op.results[0].name.split("#")[0]] = op.operands[0].name
+        elif op.name == "arith.addf":
+            dot = waited[op.operands[0].name.split("#")[0]]
+            out.append((text_of, frozenset({any(d == dot for d, _ in in_flight)})))
+        elif op.name in ("ttg.local_store", "ttng.arrive_barrier", "ttng.wait_barrier"):
+            out.append((text_of, frozenset(b for _, b in in_flight)))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(STEP, min_size=1, max_size=14))
+def test_sinking_keeps_every_read_and_write_safe(steps):
+    text = _random_body(steps)
+    before, after = _trace(text), _trace(sink_wgmma_waits(text))
+    # Reads, writes, releases and barrier waits keep their order ...
+    assert [t for t, _ in after] == [t for t, _ in before]
+    for (op, seen_before), (_, seen_after) in zip(before, after, strict=True):
+        if op.startswith("%u"):
+            assert seen_after == frozenset({False}), op  # ... a read never sees its wgmma running
+        elif not op.startswith("ttng.wait_barrier"):  # (a barrier wait may overlap a wgmma)
+            assert seen_after <= seen_before, op  # ... and no write or release sees more
