@@ -10,14 +10,8 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/bench_out}
 mkdir -p "$OUT"
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 2
-  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-export PYTHONUNBUFFERED=1
-if [ -d .plans ]; then export WS_SOLVER_CACHE_DIR=${WS_SOLVER_CACHE_DIR:-$PWD/.plans}; fi
+# shellcheck source=benchmarks/gpu_env.sh
+source benchmarks/gpu_env.sh || exit 2
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv

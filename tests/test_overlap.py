@@ -264,7 +264,7 @@ def _trace(text: str) -> list[tuple[str, frozenset]]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(STEP, min_size=1, max_size=14))
 def test_sinking_keeps_every_read_and_write_safe(steps):
     text = _random_body(steps)

@@ -20,7 +20,8 @@ retired before. The wait stops at the first op that
 A ``ttng.arrive_barrier`` on the way (in a warp-specialized consumer: the release of the
 stage the retired wgmma read) moves down with the wait, right after it. A later release
 only makes the producer wait longer, never races; but from then on a ``wait_barrier``
-stops the wait too, since the producer may need the release to fill what it waits for.
+stops the wait too, since the producer may need the release to fill what it waits for, and
+so does a wgmma, which would otherwise be in flight at the release.
 
 The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
 wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
@@ -115,7 +116,7 @@ def _sink_target(block: Block, at: int) -> _Sink:
             break
         if op.name == ARRIVE and not op.regions:
             sink.carried.append(op)
-        elif not _passable(op) or (sink.carried and op.name == WAIT_BARRIER):
+        elif not _passable(op) or (sink.carried and (op.name == WAIT_BARRIER or op.name == DOT)):
             break
         elif _is_async_dot(op):
             sink.passed_dots += 1
