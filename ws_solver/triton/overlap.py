@@ -29,7 +29,7 @@ wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import ir
 from ..ir import Block, Module, Op
@@ -72,7 +72,6 @@ class OverlapReport:
     sunk: int = 0  # waits moved later
     passed_ops: int = 0  # ops now overlapping an in-flight wgmma, summed over the moves
     carried_releases: int = 0  # arrive_barriers moved down with their wait
-    notes: list[str] = field(default_factory=list)
 
 
 def _is_async_dot(op: Op) -> bool:
@@ -132,12 +131,13 @@ def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
         passed = [p for p in block.ops[at + 1 : sink.target] if p not in sink.carried]
         if sink.target >= len(block.ops) or all(p.name in _VIEWS for p in passed):
             continue
-        anchor = block.ops[sink.target]
-        old = _pendings(op)
-        text = module.op_text(op)
+        old, text = _pendings(op), module.op_text(op)
+        spelled = f"pendings = {old} : i32"
         if sink.passed_dots:
-            new = old + sink.passed_dots
-            text = text.replace(f"pendings = {old} : i32", f"pendings = {new} : i32")
+            if text.count(spelled) != 1:
+                continue  # cannot re-count it safely: leave the wait where it is
+            text = text.replace(spelled, f"pendings = {old + sink.passed_dots} : i32")
+        anchor = block.ops[sink.target]
         module.move_before(op, anchor, text)
         for release in sink.carried:
             module.move_before(release, anchor)
