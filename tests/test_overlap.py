@@ -276,3 +276,23 @@ def test_sinking_keeps_every_read_and_write_safe(steps):
             assert seen_after == frozenset({False}), op  # ... a read never sees its wgmma running
         elif not op.startswith("ttng.wait_barrier"):  # (a barrier wait may overlap a wgmma)
             assert seen_after <= seen_before, op  # ... and no write or release sees more
+
+
+def test_specialized_ahead_consumer_overlaps_and_releases_no_stage_early():
+    """Triton's split of the ahead kernel, with the sinking: the softmax moves under the S
+    wgmma together with the K stage release, and the Hopper fix's checker finds no stage
+    released under an in-flight wgmma in the final TTGIR."""
+    pytest.importorskip("triton")
+    from corpus import kernels as corpus_kernels
+    from tests.triton_util import compile_corpus_config
+    from ws_solver.triton.hopper import check_releases
+
+    config = corpus_kernels.load("attention_fwd").CONFIGS["d128_m128n128_w8_s2_ahead"]
+    ttgir = compile_corpus_config("attention_fwd", config, "triton")
+    assert "ttg.warp_specialize(" in ttgir
+    default = ttgir[ttgir.index("default {") : ttgir.index("partition0(")]
+    dot = default.index("isAsync = true")
+    wait = default.index("ttng.warp_group_dot_wait", dot)
+    assert default[dot:wait].count("math.exp2") == 2
+    assert default[wait:].index("ttng.arrive_barrier") < default[wait:].index("ttng.wait_barrier")
+    assert check_releases(ttgir) == []
