@@ -136,16 +136,9 @@ def add_extra_configs(path: str | os.PathLike | None) -> list[str]:
 # -- compiling ---------------------------------------------------------------------------------
 def make_source(kernel: str, config_name: str) -> Any:
     """The ASTSource corpus/dump.py compiles: same signature, constexprs and hints."""
-    from triton.compiler import ASTSource
+    from corpus.dump import ast_source
 
-    from corpus.dump import _attrs
-
-    module = corpus_kernels.load(kernel)
-    config = module.CONFIGS[config_name]
-    sig = module.signature(config)
-    return ASTSource(
-        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
-    )
+    return ast_source(kernel, corpus_kernels.load(kernel).CONFIGS[config_name])
 
 
 @contextlib.contextmanager

@@ -117,6 +117,18 @@ def _attrs(module: ModuleType, sig: dict[str, str]) -> dict[tuple[int, ...], lis
     }
 
 
+def ast_source(kernel: str, config: dict) -> Any:
+    """The ASTSource a corpus kernel compiles from for `config`: its signature, constexprs
+    and the launcher's divisibility hints."""
+    from triton.compiler import ASTSource
+
+    module = corpus_kernels.load(kernel)
+    sig = module.signature(config)
+    return ASTSource(
+        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
+    )
+
+
 def until_partition(options: Any, capability: int) -> TtgirStage:
     """The default captured stage: make_ttgir up to the partitioner input point."""
     from ws_solver.triton.pipeline import run_until_partition
@@ -153,14 +165,9 @@ def capture(job: Job, make_stage: StageFactory = until_partition) -> str:
     """Compile one job with ``make_stage(...)`` as its ttgir stage; return that stage's text."""
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
-    module = corpus_kernels.load(job.kernel)
-    config = module.CONFIGS[job.config]
-    sig = module.signature(config)
-    src = ASTSource(
-        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
-    )
+    config = corpus_kernels.load(job.kernel).CONFIGS[job.config]
+    src = ast_source(job.kernel, config)
     sink: dict[str, str] = {}
     with _capture_hook(sink, make_stage), suppress(_StopAtPartitionPoint):
         triton.compile(

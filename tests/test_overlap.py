@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ws_solver import ir
 from ws_solver.triton.overlap import sink_wgmma_waits, sink_wgmma_waits_report
+from ws_solver.triton.wgmma import DOT, WAIT
 
 SMEM = "!ttg.memdesc<64x64xf16, #shared, #smem>"
 ACC = "tensor<64x64xf32, #mma>"
@@ -194,7 +195,6 @@ def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
 
 # -- a property: sinking never lets a read or a release see a wgmma it did not see before ---------
 BUFFERS = 3
-DOT_NAME, WAIT_NAME = "ttng.warp_group_dot", "ttng.warp_group_dot_wait"
 STEP = st.one_of(
     st.tuples(st.just("dot"), st.integers(0, BUFFERS - 1)),
     st.tuples(st.just("wait"), st.integers(0, 3)),
@@ -250,9 +250,9 @@ def _trace(text: str) -> list[tuple[str, frozenset]]:
     out = []
     for op in loop.body.ops:
         text_of = module.op_text(op).split(" : ")[0]
-        if op.name == DOT_NAME:
+        if op.name == DOT:
             in_flight.append((op.results[0].name, int(op.operands[1].name[2:])))
-        elif op.name == WAIT_NAME:
+        elif op.name == WAIT:
             pend = op.attr("pendings")
             in_flight = in_flight[len(in_flight) - pend :] if pend else []
             waited[op.results[0].name.split("#")[0]] = op.operands[0].name

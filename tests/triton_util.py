@@ -49,17 +49,12 @@ def compile_corpus_config(
 ) -> str:
     """Final TTGIR of a corpus kernel compiled with `config` through the drop-in."""
     import triton
-    from triton.compiler import ASTSource
 
     from corpus import kernels as corpus_kernels
-    from corpus.dump import _attrs
+    from corpus.dump import ast_source
     from ws_solver.triton import dropin
 
-    module = corpus_kernels.load(kernel)
-    sig = module.signature(config)
-    src = ASTSource(
-        module.KERNEL, sig, constexprs=corpus_kernels.constexprs(config), attrs=_attrs(module, sig)
-    )
+    src = ast_source(kernel, config)
     with (
         tempfile.TemporaryDirectory(prefix="ws_test_cache_") as cache_dir,
         dropin.partitioner(strategy, cache_dir=cache_dir, lowering_timeout=None, **settings),

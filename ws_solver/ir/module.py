@@ -198,12 +198,7 @@ class Module:
             raise EditError(
                 f"'{op.name}' at line {op.line}: results still used at line {used[0].op.line}"
             )
-        start, end = self._op_span(op)
-        line_start = self.text.rfind("\n", 0, start) + 1
-        if self.text[line_start:start].strip():
-            raise EditError(f"'{op.name}' at line {op.line} does not start its line")
-        newline = self.text.find("\n", end)
-        self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
+        self._remove_lines(op)
 
     def move_before(self, op: Op, anchor: Op, text: str | None = None) -> None:
         """Move `op`'s lines (or `text` in their place) to just before `anchor`.
@@ -214,12 +209,16 @@ class Module:
         if op is anchor:
             raise EditError(f"'{op.name}' at line {op.line} cannot move before itself")
         moved = self.op_text(op) if text is None else text
+        self._remove_lines(op)  # checks the op starts its line before anything is spliced
+        self.insert_before(anchor, moved)
+
+    def _remove_lines(self, op: Op) -> None:
+        """Splice out the whole lines of `op` (regions included)."""
         start, end = self._op_span(op)
         line_start = self.text.rfind("\n", 0, start) + 1
         if self.text[line_start:start].strip():
             raise EditError(f"'{op.name}' at line {op.line} does not start its line")
         newline = self.text.find("\n", end)
-        self.insert_before(anchor, moved)
         self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
 
     def op_text(self, op: Op) -> str:

@@ -31,11 +31,8 @@ from dataclasses import dataclass, field
 
 from .. import ir
 from ..ir import Block, Module, Op, Value
+from .wgmma import ARRIVE, DOT, WAIT, WAIT_BARRIER, is_async_dot, pendings, retires_all
 
-DOT = "ttng.warp_group_dot"
-WAIT = "ttng.warp_group_dot_wait"
-ARRIVE = "ttng.arrive_barrier"
-WAIT_BARRIER = "ttng.wait_barrier"
 INDEX = "ttg.memdesc_index"
 VIEW_OPS = frozenset(
     {
@@ -73,20 +70,6 @@ class FixReport:
 
 
 # -- small IR helpers ---------------------------------------------------------------------
-
-
-def _is_async_dot(op: Op) -> bool:
-    return op.name == DOT and bool(op.attr("isAsync", False))
-
-
-def _retires_all(op: Op) -> bool:
-    """A synchronous wgmma waits for every group (Triton lowers it with wait_group 0)."""
-    return op.name == DOT and not op.attr("isAsync", False)
-
-
-def _pendings(op: Op) -> int | None:
-    value = op.attr("pendings")
-    return value if isinstance(value, int) else None
 
 
 def _ring_index(value: Value) -> tuple[Value, Value] | None:
@@ -176,7 +159,7 @@ def _racy_releases(loop: Op) -> list[_Release]:
     reads: list[tuple[int, Value]] = []  # (position of async wgmma, stage index it reads)
     found = []
     for pos, op in enumerate(body):
-        if _is_async_dot(op):
+        if is_async_dot(op):
             for operand in op.operands:
                 ri = _ring_index(operand)
                 if ri is not None and not _is_barrier_ring(ri[0]):
@@ -202,17 +185,17 @@ def _retire_point(body: list[Op], dot: int, start: int, stop: int, wrap: bool = 
     With `wrap`, positions are in the next iteration: the wgmmas after `dot` in this
     iteration count as issued after it.
     """
-    issued = sum(1 for op in body[dot + 1 :] if _is_async_dot(op)) if wrap else 0
+    issued = sum(1 for op in body[dot + 1 :] if is_async_dot(op)) if wrap else 0
     first = 0 if wrap else dot + 1
     for p in range(first, stop):
         op = body[p]
         if p >= start:
-            if _retires_all(op):
+            if retires_all(op):
                 return p
-            pend = _pendings(op) if op.name == WAIT else None
+            pend = pendings(op) if op.name == WAIT else None
             if pend is not None and pend <= issued:
                 return p
-        if _is_async_dot(op):
+        if is_async_dot(op):
             issued += 1
     return None
 
@@ -287,9 +270,9 @@ class _Rewriter:
         block = loop.parent
         after = block.ops[block.ops.index(loop) + 1 :]
         for op in after:
-            if op.name == WAIT and _pendings(op) == 0:
+            if op.name == WAIT and pendings(op) == 0:
                 return op
-            if op.name in ("scf.for", "scf.while") or op.name == ARRIVE or _is_async_dot(op):
+            if op.name in ("scf.for", "scf.while") or op.name == ARRIVE or is_async_dot(op):
                 return None
         return None
 
@@ -446,7 +429,7 @@ def check_releases(text: str) -> list[str]:
     pairs, outer = _ring_pairs(module)
     problems = []
     for loop in _loops(module):
-        if any(_is_async_dot(op) for op in loop.body.ops):
+        if any(is_async_dot(op) for op in loop.body.ops):
             problems.extend(_simulate(loop, pairs, outer))
     return problems
 
@@ -487,7 +470,7 @@ def _simulate(loop: Op, pairs: dict[int, int], outer: dict[int, Value]) -> list[
 
     def step(op: Op, it: int | None) -> None:
         nonlocal in_flight
-        if _is_async_dot(op) or _retires_all(op):
+        if is_async_dot(op) or retires_all(op):
             stages = []
             for operand in op.operands:
                 ri = _ring_index(operand)
@@ -497,12 +480,12 @@ def _simulate(loop: Op, pairs: dict[int, int], outer: dict[int, Value]) -> list[
                 stage = (ring, key(ri[1], it))
                 stages.append(stage)
                 read.setdefault(stage, -1 if it is None else it)
-            if _is_async_dot(op):
+            if is_async_dot(op):
                 in_flight.append(stages)
             else:
                 in_flight = []
-        elif op.name == WAIT and _pendings(op) is not None:
-            n = _pendings(op)
+        elif op.name == WAIT and pendings(op) is not None:
+            n = pendings(op)
             in_flight = in_flight[len(in_flight) - n :] if n else []
         elif op.name == ARRIVE and op.operands:
             ri = _ring_index(op.operands[0])

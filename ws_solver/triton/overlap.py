@@ -33,11 +33,7 @@ from dataclasses import dataclass
 
 from .. import ir
 from ..ir import Block, Module, Op
-
-DOT = "ttng.warp_group_dot"
-WAIT = "ttng.warp_group_dot_wait"
-ARRIVE = "ttng.arrive_barrier"
-WAIT_BARRIER = "ttng.wait_barrier"
+from .wgmma import ARRIVE, DOT, WAIT, WAIT_BARRIER, is_async_dot, pendings
 
 # Ops a wait may move past: pure tensor arithmetic and layout changes, TMA-arrival waits,
 # memdesc views and asynchronous wgmmas (which raise its pendings).
@@ -74,12 +70,8 @@ class OverlapReport:
     carried_releases: int = 0  # arrive_barriers moved down with their wait
 
 
-def _is_async_dot(op: Op) -> bool:
-    return op.name == DOT and bool(op.attr("isAsync", False))
-
-
 def _passable(op: Op) -> bool:
-    if _is_async_dot(op):
+    if is_async_dot(op):
         return True
     if op.name == "tt.reduce":
         return all(_passable(inner) for inner in op.walk() if inner is not op)
@@ -90,11 +82,6 @@ def _passable(op: Op) -> bool:
 
 def _reads_any(op: Op, values: set[int]) -> bool:
     return any(id(v) in values for inner in op.walk() for v in inner.operands)
-
-
-def _pendings(op: Op) -> int | None:
-    value = op.attr("pendings")
-    return value if isinstance(value, int) else None
 
 
 @dataclass
@@ -117,7 +104,7 @@ def _sink_target(block: Block, at: int) -> _Sink:
             sink.carried.append(op)
         elif not _passable(op) or (sink.carried and (op.name == WAIT_BARRIER or op.name == DOT)):
             break
-        elif _is_async_dot(op):
+        elif is_async_dot(op):
             sink.passed_dots += 1
         sink.target += 1
     return sink
@@ -125,13 +112,13 @@ def _sink_target(block: Block, at: int) -> _Sink:
 
 def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
     for at, op in enumerate(block.ops):
-        if op.name != WAIT or _pendings(op) is None:
+        if op.name != WAIT or pendings(op) is None:
             continue
         sink = _sink_target(block, at)
         passed = [p for p in block.ops[at + 1 : sink.target] if p not in sink.carried]
         if sink.target >= len(block.ops) or all(p.name in _VIEWS for p in passed):
             continue
-        old, text = _pendings(op), module.op_text(op)
+        old, text = pendings(op), module.op_text(op)
         spelled = f"pendings = {old} : i32"
         if sink.passed_dots:
             if text.count(spelled) != 1:
@@ -154,7 +141,7 @@ def sink_wgmma_waits_report(text: str) -> tuple[str, OverlapReport]:
     module = ir.parse(text)
     blocks = [b for op in module.walk() for r in op.regions for b in r.blocks]
     for block in blocks:
-        if any(_is_async_dot(op) for op in block.ops):
+        if any(is_async_dot(op) for op in block.ops):
             _sink_block(module, block, report)
     return module.print(), report
 
