@@ -7,7 +7,8 @@
 # its second launch (speed of light, compute and memory workload, warp states, instruction
 # mix) into $OUT/ncu_<config>_<strategy>.txt. Exits 3 when there is no ncu.
 # NCU_METRICS adds `--metrics $NCU_METRICS` (e.g. the per-reason stall ratios, see
-# docs/performance.md).
+# docs/performance.md). NCU_SOURCE=1 also writes $OUT/ncu_<config>_<strategy>_sass.txt: the
+# kernel's SASS with the warp-state samples of each instruction (where the warps wait).
 set -uo pipefail
 OUT=${OUT:-$PWD/profile_out}
 mkdir -p "$OUT"
@@ -23,8 +24,8 @@ if [ -z "$NCU" ]; then
 fi
 "$NCU" --version | tee "$OUT/ncu_version.txt"
 if [ $# -eq 0 ]; then
-  set -- attention_fwd d128_m128n128_w8_s2_ahead none \
-    attention_fwd d128_m128n128_w8_s2_ahead builtin \
+  set -- attention_fwd d128_m128n128_w8_s3_ahead none \
+    attention_fwd d128_m128n128_w8_s3_ahead builtin \
     attention_fwd d128_m128n128_w8_s2 heuristic \
     attention_fwd d128_m128n128_w8_s2 vendor
 fi
@@ -41,6 +42,14 @@ while [ $# -ge 3 ]; do
     python3 benchmarks/profile_kernel.py "$kernel" "$config" "$strategy" --launches 2 \
     >"$OUT/ncu_${config}_${strategy}.txt" 2>&1
   echo "rc $?"
+  if [ -n "${NCU_SOURCE:-}" ]; then
+    timeout 150 "$NCU" --launch-skip 1 --launch-count 1 \
+      -k 'regex:attention|sdpa|fmha|flash|cudnn' \
+      --section SourceCounters --section WarpStateStats --page source --print-source sass \
+      python3 benchmarks/profile_kernel.py "$kernel" "$config" "$strategy" --launches 2 \
+      >"$OUT/ncu_${config}_${strategy}_sass.txt" 2>&1
+    echo "sass rc $?"
+  fi
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|Issue Slots Busy|Executed Ipc Active|Registers Per|ERR_" \
     "$OUT/ncu_${config}_${strategy}.txt" | head -12
 done

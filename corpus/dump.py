@@ -271,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         entries.append(entry)
         size = (args.out / job.file).stat().st_size
         print(f"ok   {job.file} ({size} B, {entry.ws_loops} ws loop(s))")
-    index = merge_index(old, entries)
-    if args.only is None:
-        remove_stale(args.out, {e["file"] for e in index})
+    # Entries and dumps of configs that no longer exist go, in a partial run too.
+    current = {job.file for job in jobs()}
+    index = merge_index([e for e in old if e["file"] in current], entries)
+    remove_stale(args.out, {e["file"] for e in index})
     write_atomic(index_path, json.dumps(index, indent=1, sort_keys=True) + "\n")
     return failures
 

@@ -86,6 +86,23 @@ def test_redump_is_byte_identical(tmp_path: Path) -> None:
     assert entry == next(e for e in INDEX if e["file"] == name)
 
 
+def test_partial_redump_drops_configs_that_are_gone(tmp_path: Path) -> None:
+    """Dumps and index entries of configs that no longer exist go, in an --only run too."""
+    pytest.importorskip("triton")
+    from corpus import dump
+
+    only = "gemm_tma.t128x128x64_w4_s4.sm90"
+    gone, kept = f"{only}_old.ttgir", "row_reduce.other.sm90.ttgir"
+    for name in (gone, kept):
+        (tmp_path / name).write_text("dumped before")
+    old_index = [{"file": name, "ws_loops": 1} for name in (gone, kept)]
+    (tmp_path / "index.json").write_text(json.dumps(old_index))
+    assert dump.main(["--out", str(tmp_path), "--only", only]) == 0
+    assert not (tmp_path / gone).exists() and not (tmp_path / kept).exists()
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [e["file"] for e in index] == [f"{only}.ttgir"]
+
+
 def test_committed_dumps_parse() -> None:
     pytest.importorskip("triton")
     from corpus.dump import verify_parses

@@ -62,18 +62,27 @@ def _softmax_update(s, m_i, l_i, qk_scale):
 
 @triton.jit
 def _kv_loop_ahead(acc, l_i, m_i, q, k_desc, v_desc, row_base, lo, hi, qk_scale):
-    """The unmasked KV loop with S computed one block ahead (needs hi > lo)."""
+    """The unmasked KV loop with S computed one block ahead, in one uniform loop (needs
+    hi > lo).
+
+    Iteration j issues S for key block j and runs softmax and P·V for block j - 1. The first
+    iteration's softmax sees a finite stand-in score far below any real one, so the next
+    iteration's rescale factor is exactly 0 and wipes what it added; the last iteration's S
+    is not used. Neither end is peeled, so no load gets a buffer of its own and the loop's
+    stages get all of shared memory (3 of 128×128 next to Q). The loads past either end read
+    a neighbouring head's rows (finite, so the zero rescale wipes them) or, at the tensor's
+    edges, TMA's zero fill.
+    """
     BLOCK_N: tl.constexpr = k_desc.block_shape[0]
-    s = tl.dot(q, k_desc.load([row_base + lo, 0]).T)
-    for start_n in tl.range(lo + BLOCK_N, hi, BLOCK_N, warp_specialize=True):
+    BLOCK_M: tl.constexpr = q.shape[0]
+    s = tl.full((BLOCK_M, BLOCK_N), -1.0e30, dtype=tl.float32)
+    for start_n in tl.range(lo, hi + BLOCK_N, BLOCK_N, warp_specialize=True):
         k = k_desc.load([row_base + start_n, 0])
         s_next = tl.dot(q, k.T)
         p, alpha, m_i, l_i = _softmax_update(s, m_i, l_i, qk_scale)
         v = v_desc.load([row_base + start_n - BLOCK_N, 0])
         acc = tl.dot(p, v, acc * alpha[:, None])
         s = s_next
-    p, alpha, m_i, l_i = _softmax_update(s, m_i, l_i, qk_scale)
-    acc = tl.dot(p, v_desc.load([row_base + hi - BLOCK_N, 0]), acc * alpha[:, None])
     return acc, l_i, m_i
 
 
@@ -139,7 +148,7 @@ def _config(
 CONFIGS: dict[str, dict] = {
     "d64_m128n64_w4_s3": _config(64, 128, 64, False, 4, 3),
     "d128_m128n128_w8_s2": _config(128, 128, 128, False, 8, 2),
-    "d128_m128n128_w8_s2_ahead": _config(128, 128, 128, False, 8, 2, ahead=True),
+    "d128_m128n128_w8_s3_ahead": _config(128, 128, 128, False, 8, 3, ahead=True),
     "causal_d64_m128n64_w4_s3": _config(64, 128, 64, True, 4, 3),
     "causal_d128_m128n128_w8_s2": _config(128, 128, 128, True, 8, 2),
 }
