@@ -66,16 +66,18 @@ def _kv_loop_ahead(acc, l_i, m_i, q, k_desc, v_desc, row_base, lo, hi, qk_scale)
     hi > lo).
 
     Iteration j issues S for key block j and runs softmax and P·V for block j - 1. The first
-    iteration's softmax sees a finite stand-in score far below any real one, so the next
-    iteration's rescale factor is exactly 0 and wipes what it added; the last iteration's S
-    is not used. Neither end is peeled, so no load gets a buffer of its own and the loop's
-    stages get all of shared memory (3 of 128×128 next to Q). The loads past either end read
-    a neighbouring head's rows (finite, so the zero rescale wipes them) or, at the tensor's
-    edges, TMA's zero fill.
+    iteration's softmax sees scores of -inf against a finite running max, so its P is 0 and
+    its rescale factor 1: it adds nothing. (A finite stand-in score does not work: the
+    compiler fuses the scaling into the exponent's FMA, and at 1e30 the product's rounding
+    error alone is 2^70, so P overflows.) The last iteration's S is not used. Neither end is
+    peeled, so no load gets a buffer of its own and the loop's stages get all of shared
+    memory (3 of 128×128 next to Q). The loads past either end read a neighbouring head's
+    rows (finite, times P = 0) or, at the tensor's edges, TMA's zero fill.
     """
     BLOCK_N: tl.constexpr = k_desc.block_shape[0]
     BLOCK_M: tl.constexpr = q.shape[0]
-    s = tl.full((BLOCK_M, BLOCK_N), -1.0e30, dtype=tl.float32)
+    s = tl.full((BLOCK_M, BLOCK_N), float("-inf"), dtype=tl.float32)
+    m_i = tl.maximum(m_i, -1.0e30)  # finite, so exp2(s - m) of the -inf scores is 0, not NaN
     for start_n in tl.range(lo, hi + BLOCK_N, BLOCK_N, warp_specialize=True):
         k = k_desc.load([row_base + start_n, 0])
         s_next = tl.dot(q, k.T)
