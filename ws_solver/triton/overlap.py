@@ -25,6 +25,12 @@ so does a wgmma, which would otherwise be in flight at the release.
 
 The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
 wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
+
+Not done, on purpose: splitting a wait so that a reader of only its older values goes
+first (a ``pendings > 0`` wait for last iteration's P·V, the full one further down). It is
+correct, but ptxas does not count wgmma groups across a loop's back edge and serializes
+every wgmma of such a loop (C7514); the variant it accepts was slower than this one
+(``benchmarks/results/gpu-2026-11-29-ttgir-variants.md``).
 """
 
 from __future__ import annotations
