@@ -4,12 +4,12 @@
 
 A VARIANT is a ``.ttgir`` file (the final TTGIR of that kernel and config, e.g. the
 ``asm["ttgir"]`` of a compile, edited by hand) or ``dropin:STRATEGY`` (a normal compile
-through ws_solver's drop-in). A file replaces Triton's ttgir stage: Triton still runs its
-own stage first, for the metadata the launcher needs (TMA descriptor layouts), then
-lowers the file's module instead. Each variant is checked against the fp32 reference and
-for bitwise-equal repeated launches, then all are timed in interleaved rounds with the
-vendor reference; the medians go to ``DIR/ttgir_variants.json``. This is for trying an
-IR-level idea on the GPU before writing the rewrite that would produce it.
+through ws_solver's drop-in). A file replaces the ttgir stage: the drop-in's ``none``
+pipeline still runs first, for the metadata the launcher needs (TMA descriptor layouts),
+then Triton lowers the file's module instead. Each variant is checked against the fp32
+reference and for bitwise-equal repeated launches, then all are timed in interleaved rounds
+with the vendor reference; the medians go to ``DIR/ttgir_variants.json``. This is for
+trying an IR-level idea on the GPU before writing the rewrite that would produce it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,17 @@ def _compile(kernel: str, config: dict, variant: str) -> Any:
     from triton._C.libtriton import ir as triton_ir
     from triton.backends.compiler import GPUTarget
 
+    import ws_solver.triton as wst
+
+    knobs.cache.dir = tempfile.mkdtemp(prefix="ttgir_variant_")
+    source = ast_source(kernel, config)
+    target = GPUTarget("cuda", 90, 32)
+    strategy = variant.removeprefix("dropin:") if variant.startswith("dropin:") else "none"
+    wst.enable(strategy, cache=False)
+    dropin_hook = knobs.runtime.add_stages_inspection_hook
+
     def from_file(backend: Any, stages: dict, options: Any, language: Any, capability: int):
+        dropin_hook(backend, stages, options, language, capability)
         original = stages["ttgir"]
 
         def ttgir(module: Any, metadata: dict) -> Any:
@@ -49,22 +59,13 @@ def _compile(kernel: str, config: dict, variant: str) -> Any:
 
         stages["ttgir"] = ttgir
 
-    knobs.cache.dir = tempfile.mkdtemp(prefix="ttgir_variant_")
-    source = ast_source(kernel, config)
-    target = GPUTarget("cuda", 90, 32)
-    if variant.startswith("dropin:"):
-        import ws_solver.triton as wst
-
-        wst.enable(variant.removeprefix("dropin:"))
-        try:
-            return triton.compile(source, target=target, options=corpus_kernels.options(config))
-        finally:
-            wst.disable()
-    knobs.runtime.add_stages_inspection_hook = from_file
+    if not variant.startswith("dropin:"):
+        knobs.runtime.add_stages_inspection_hook = from_file
     try:
         return triton.compile(source, target=target, options=corpus_kernels.options(config))
     finally:
-        knobs.runtime.add_stages_inspection_hook = None
+        knobs.runtime.add_stages_inspection_hook = dropin_hook
+        wst.disable()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,18 +76,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     args = parser.parse_args(argv)
+    if args.kernel not in corpus_kernels.KERNEL_MODULES:
+        parser.error(f"unknown kernel {args.kernel!r}")
+    missing = [v for v in args.variants if not v.startswith("dropin:") and not Path(v).is_file()]
+    if missing:
+        parser.error(f"no such TTGIR file: {missing[0]}")
+
+    module = corpus_kernels.load(args.kernel)
+    if args.config not in module.CONFIGS:
+        parser.error(f"{args.kernel} has no config {args.config!r}")
+    config = module.CONFIGS[args.config]
 
     import torch
     from triton.testing import do_bench
 
-    module = corpus_kernels.load(args.kernel)
-    config = module.CONFIGS[args.config]
     spec = bench.BENCH[args.kernel]
     extra = {k: v for k, v in spec.items() if k != "size"}
     inputs = module.make_inputs(config, spec["size"], 1234, **extra)
     work, unit = bench.kernel_work(args.kernel, config, inputs)
     reference = module.reference(inputs)
-    runs = {"vendor": bench.vendor(args.kernel, config, inputs)["fn"]}
+    vendor = bench.vendor(args.kernel, config, inputs)
+    if vendor is None:
+        parser.error(f"{args.kernel}: no vendor reference to time against")
+    runs = {"vendor": vendor["fn"]}
     checks: dict[str, dict] = {}
     for variant in args.variants:
         compiled = _compile(args.kernel, config, variant)
