@@ -1,15 +1,24 @@
-"""Time hand-edited TTGIR of one corpus config against its vendor reference, on the GPU.
+"""Time hand-edited TTGIR or PTX of one corpus config against its vendor reference, on the GPU.
 
     python3 benchmarks/ttgir_variants.py KERNEL CONFIG VARIANT... [--rounds 5] [--out DIR]
+        [--extra-configs FILE]
 
-A VARIANT is a ``.ttgir`` file (the final TTGIR of that kernel and config, e.g. the
-``asm["ttgir"]`` of a compile, edited by hand) or ``dropin:STRATEGY`` (a normal compile
-through ws_solver's drop-in). A file replaces the ttgir stage: the drop-in's ``none``
-pipeline still runs first, for the metadata the launcher needs (TMA descriptor layouts),
-then Triton lowers the file's module instead. Each variant is checked against the fp32
-reference and for bitwise-equal repeated launches, then all are timed in interleaved rounds
-with the vendor reference; the medians go to ``DIR/ttgir_variants.json``. This is for
-trying an IR-level idea on the GPU before writing the rewrite that would produce it.
+A VARIANT is one of
+
+* a ``.ttgir`` file: the final TTGIR of that kernel and config (the ``asm["ttgir"]`` of a
+  compile), edited by hand;
+* a ``.ptx`` file: its PTX, edited, for what TTGIR cannot say (a barrier, say);
+* ``dropin:STRATEGY``: a normal compile through ws_solver's drop-in;
+* ``OTHER=`` followed by one of these: compiled and launched with config OTHER instead (a
+  corpus config or one from ``--extra-configs``, in bench_kernels.py's format). OTHER must
+  take the same inputs as CONFIG: all variants run on the same data.
+
+A file replaces its stage: the drop-in's ``none`` pipeline still runs first, for the
+metadata the launcher needs (TMA descriptor layouts), then Triton goes on from the file's
+text instead. Each variant is checked against the fp32 reference and for bitwise-equal
+repeated launches, then all are timed in interleaved rounds with the vendor reference; the
+medians go to ``DIR/ttgir_variants.json``. This is for trying an IR-level idea on the GPU
+before writing the rewrite that would produce it.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -49,15 +59,22 @@ def _compile(kernel: str, config: dict, variant: str) -> Any:
 
     def from_file(backend: Any, stages: dict, options: Any, language: Any, capability: int):
         dropin_hook(backend, stages, options, language, capability)
-        original = stages["ttgir"]
+        original_ttgir, original_ptx = stages["ttgir"], stages["ptx"]
 
         def ttgir(module: Any, metadata: dict) -> Any:
-            original(module, metadata)  # fills metadata; its module is dropped
+            original_ttgir(module, metadata)  # fills metadata; its module is dropped
             edited = triton_ir.parse_mlir_module(variant, module.context)
             edited.context = module.context
             return edited
 
-        stages["ttgir"] = ttgir
+        def ptx(llvm_ir: str, metadata: dict) -> str:
+            original_ptx(llvm_ir, metadata)  # fills metadata; its text is dropped
+            return Path(variant).read_text()
+
+        if variant.endswith(".ptx"):
+            stages["ptx"] = ptx
+        else:
+            stages["ttgir"] = ttgir
 
     if not variant.startswith("dropin:"):
         knobs.runtime.add_stages_inspection_hook = from_file
@@ -68,23 +85,40 @@ def _compile(kernel: str, config: dict, variant: str) -> Any:
         wst.disable()
 
 
+def _split_variant(variant: str, default_config: str) -> tuple[str, str]:
+    """'OTHER=VARIANT' -> (OTHER, VARIANT); a plain VARIANT runs with the default config."""
+    config, sep, rest = variant.partition("=")
+    if sep and re.fullmatch(r"[\w.]+", config):
+        return config, rest
+    return default_config, variant
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernel")
     parser.add_argument("config")
-    parser.add_argument("variants", nargs="+", help="TTGIR files or dropin:STRATEGY")
+    parser.add_argument("variants", nargs="+", help=".ttgir or .ptx files, or dropin:STRATEGY")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
+    parser.add_argument("--extra-configs", help="JSON {kernel: {name: config}} to add")
     args = parser.parse_args(argv)
     if args.kernel not in corpus_kernels.KERNEL_MODULES:
         parser.error(f"unknown kernel {args.kernel!r}")
-    missing = [v for v in args.variants if not v.startswith("dropin:") and not Path(v).is_file()]
-    if missing:
-        parser.error(f"no such TTGIR file: {missing[0]}")
+    variants = [_split_variant(v, args.config) for v in args.variants]
+    files = [v for _, v in variants if not v.startswith("dropin:")]
+    for path in files:
+        if Path(path).suffix not in (".ttgir", ".ptx"):
+            parser.error(f"{path}: a variant is a .ttgir or .ptx file, or dropin:STRATEGY")
+        if not Path(path).is_file():
+            parser.error(f"no such variant file: {path}")
+    if args.extra_configs and not Path(args.extra_configs).is_file():
+        parser.error(f"no such file: {args.extra_configs}")
 
+    bench.add_extra_configs(args.extra_configs)
     module = corpus_kernels.load(args.kernel)
-    if args.config not in module.CONFIGS:
-        parser.error(f"{args.kernel} has no config {args.config!r}")
+    for name in dict.fromkeys([args.config, *(c for c, _ in variants)]):
+        if name not in module.CONFIGS:
+            parser.error(f"{args.kernel} has no config {name!r}")
     config = module.CONFIGS[args.config]
 
     import torch
@@ -100,23 +134,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.kernel}: no vendor reference to time against")
     runs = {"vendor": vendor["fn"]}
     checks: dict[str, dict] = {}
-    for variant in args.variants:
-        compiled = _compile(args.kernel, config, variant)
+    for label, (config_name, variant) in zip(args.variants, variants, strict=True):
+        variant_config = module.CONFIGS[config_name]
+        compiled = _compile(args.kernel, variant_config, variant)
 
-        def run(compiled: Any = compiled) -> Any:
+        def run(compiled: Any = compiled, variant_config: dict = variant_config) -> Any:
             with bench.bound(module, compiled):
-                return module.launch(config, inputs)
+                return module.launch(variant_config, inputs)
 
         out = run().float()
         repeats = [run().clone() for _ in range(3)]
-        checks[variant] = {
+        checks[label] = {
             "rel_err": ((out - reference).norm() / reference.norm()).item(),
             "bitwise_repeatable": all(torch.equal(repeats[0], r) for r in repeats[1:]),
             "n_regs": compiled.n_regs,
             "n_spills": compiled.n_spills,
         }
-        runs[variant] = run
-        print(variant, checks[variant], flush=True)
+        runs[label] = run
+        print(label, checks[label], flush=True)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, fn in runs.items():

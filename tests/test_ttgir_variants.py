@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -19,8 +20,15 @@ from benchmarks import ttgir_variants  # noqa: E402
     ("argv", "message"),
     [
         (["no_such_kernel", "c", "dropin:none"], "unknown kernel"),
-        (["gemm_tma", "t128x128x64_w4_s4", "/no/such.ttgir"], "no such TTGIR file"),
+        (["gemm_tma", "t128x128x64_w4_s4", "/no/such.ttgir"], "no such variant file"),
+        (["gemm_tma", "t128x128x64_w4_s4", "/no/such.ptx"], "no such variant file"),
+        (["gemm_tma", "t128x128x64_w4_s4", "kernel.cubin"], "a .ttgir or .ptx file"),
         (["gemm_tma", "no_such_config", "dropin:none"], "has no config"),
+        (["gemm_tma", "t128x128x64_w4_s4", "no_such_config=dropin:none"], "has no config"),
+        (
+            ["gemm_tma", "t128x128x64_w4_s4", "dropin:none", "--extra-configs", "/no/such.json"],
+            "no such file",
+        ),
     ],
 )
 def test_bad_arguments_fail_with_one_line(argv, message, capsys):
@@ -28,6 +36,36 @@ def test_bad_arguments_fail_with_one_line(argv, message, capsys):
         ttgir_variants.main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("dropin:none", ("base", "dropin:none")),
+        ("other_1.x=dropin:triton", ("other_1.x", "dropin:triton")),
+        ("x_cfg=edits/a.ttgir", ("x_cfg", "edits/a.ttgir")),
+        ("edits/a=b.ttgir", ("base", "edits/a=b.ttgir")),  # a path, not a config name
+    ],
+)
+def test_a_variant_may_name_its_config(variant, expected):
+    assert ttgir_variants._split_variant(variant, "base") == expected
+
+
+def test_extra_configs_are_found_by_name(tmp_path, capsys, monkeypatch):
+    """A config from --extra-configs passes the name check (the run then needs a GPU)."""
+    from benchmarks import bench_kernels
+    from corpus import kernels as corpus_kernels
+
+    module = corpus_kernels.load("gemm_tma")
+    monkeypatch.setattr(module, "CONFIGS", dict(module.CONFIGS))  # the merge is process-wide
+    monkeypatch.setenv(bench_kernels.EXTRA_CONFIGS_ENV, "")
+    extra = tmp_path / "extra.json"
+    config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
+    extra.write_text(json.dumps({"gemm_tma": {"x_small": config}}))
+    argv = ["gemm_tma", "t128x128x64_w4_s4", "x_small=/no/such.ttgir", "--extra-configs"]
+    with pytest.raises(SystemExit):
+        ttgir_variants.main([*argv, str(extra)])
+    assert "no such variant file" in capsys.readouterr().err
 
 
 def _ops(ttgir: str) -> list[str]:
@@ -51,3 +89,19 @@ def test_a_ttgir_file_replaces_the_ttgir_stage(tmp_path):
     assert _ops(from_file.asm["ttgir"]) == ops
     assert from_file.metadata.shared == normal.metadata.shared
     assert from_file.metadata.tensordesc_meta == normal.metadata.tensordesc_meta
+
+
+def test_a_ptx_file_replaces_the_ptx_stage(tmp_path):
+    """Assembling the drop-in's own PTX from a file gives the same kernel back."""
+    pytest.importorskip("triton")
+    from corpus import kernels as corpus_kernels
+
+    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x128x64_w4_s4"]
+    normal = ttgir_variants._compile("gemm_tma", config, "dropin:none")
+    path = tmp_path / "same.ptx"
+    path.write_text(normal.asm["ptx"].replace("// begin inline asm", "// edited"))
+    from_file = ttgir_variants._compile("gemm_tma", config, str(path))
+    assert "// edited" in from_file.asm["ptx"]
+    assert from_file.asm["ptx"] == path.read_text()
+    assert from_file.metadata.shared == normal.metadata.shared
+    assert from_file.metadata.name == normal.metadata.name

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
-from .model.cost import evaluate, single_partition_plan
+from .model.cost import cost_table, evaluate, registers_needed, single_partition_plan
 from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
@@ -183,31 +183,109 @@ def has_load_feeding_mma(graph: LoopGraph) -> bool:
     return False
 
 
+@dataclass
+class _Planned:
+    """One loop between planning and annotation."""
+
+    loop: Any  # model.dfg's WS loop record
+    graph: LoopGraph
+    plan: Plan
+    reason: str
+    details: dict
+    wall_s: float
+
+
+def _name_loop(e: Exception, loop: Any) -> None:
+    # Say which loop failed without changing the exception's type (the drop-in names it in
+    # its fallback warning).
+    with contextlib.suppress(AttributeError):
+        e.ws_solver_loop = {"kernel": loop.kernel, "loop": loop.index, "line": loop.op.line}
+
+
+def _plan_each_loop(module: ir.Module, tgt: Target, strategy: str, options) -> list[_Planned]:
+    planned = []
+    for loop in ws_loops(module):
+        start = time.perf_counter()
+        try:
+            graph = build_graph(module, loop)
+            plan, reason, details = plan_loop(graph, tgt, strategy, options)
+        except Exception as e:
+            _name_loop(e, loop)
+            raise
+        planned.append(_Planned(loop, graph, plan, reason, details, time.perf_counter() - start))
+    return planned
+
+
+def kernel_register_conflict(graphs_and_plans: list[tuple[LoopGraph, Plan]], tgt: Target):
+    """Why the specialized loops of one kernel must not be, or None.
+
+    Triton gives a warp-specialized kernel its extra warps for the whole kernel, and ptxas
+    compiles all of it for the registers per thread that many warps leave (168 at 12 warps
+    on sm_90; setmaxnreg only helps inside the partitions). A loop the plan keeps
+    unspecialized then runs under that cap too; if it needs more, it spills, a cliff that a
+    per-loop plan does not see (causal attention with S one block ahead: 240 registers in
+    its off-band loop, a specialized split of its on-band loop)."""
+    widest = max(
+        (evaluate(p, g, tgt).total_warps for g, p in graphs_and_plans if p.specialized),
+        default=0,
+    )
+    if not widest or widest <= max(g.num_warps for g, _ in graphs_and_plans):
+        return None
+    cap = tgt.max_regs_per_thread_for(widest)
+    for graph, plan in graphs_and_plans:
+        if plan.specialized:
+            continue
+        need = registers_needed(cost_table(graph, tgt), range(len(graph.nodes)), graph.num_warps)
+        if need > cap:
+            return (
+                f"not specialized: specializing would make the kernel {widest} warps, and "
+                f"its unspecialized loop {graph.loop_index} (line {graph.line}) needs about "
+                f"{need} registers per thread, more than the {cap} that leaves"
+            )
+    return None
+
+
+def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: str) -> None:
+    """Unspecialize every loop of a kernel where specializing would spill another loop."""
+    by_kernel: dict[str, list[_Planned]] = {}
+    for item in planned:
+        by_kernel.setdefault(item.loop.kernel, []).append(item)
+    for items in by_kernel.values():
+        reason = kernel_register_conflict([(i.graph, i.plan) for i in items], tgt)
+        if reason is None:
+            continue
+        for item in items:
+            if item.plan.specialized:
+                item.plan = single_partition_plan(item.graph, tgt, strategy)
+                item.reason = reason
+
+
 def partition_module(
     module: ir.Module,
     strategy: str = "optimal",
     target: str | None = None,
     options: SolveOptions | None = None,
 ) -> list[LoopReport]:
-    """Annotate every WS loop of `module` in place; returns one report per loop."""
+    """Annotate every WS loop of `module` in place; returns one report per loop.
+
+    Each loop is planned on its own, then the loops of one kernel are checked together
+    (`kernel_register_conflict`)."""
     options = options or SolveOptions()
     tgt = resolve_target(module, target)
+    planned = _plan_each_loop(module, tgt, strategy, options)
+    _settle_kernels(planned, tgt, strategy)
     reports = []
-    for loop in ws_loops(module):
+    for item in planned:
+        loop, graph, plan = item.loop, item.graph, item.plan
         start = time.perf_counter()
         try:
-            graph = build_graph(module, loop)
-            plan, reason, details = plan_loop(graph, tgt, strategy, options)
             cost = evaluate(plan, graph, tgt)
             if plan.specialized:
                 annotate_loop(loop.op, loop_annotation(graph, plan, tag=loop.index))
             else:
                 clear_loop(loop.op)
         except Exception as e:
-            # Say which loop failed without changing the exception's type (the drop-in
-            # names it in its fallback warning).
-            with contextlib.suppress(AttributeError):
-                e.ws_solver_loop = {"kernel": loop.kernel, "loop": loop.index, "line": loop.op.line}
+            _name_loop(e, loop)
             raise
         reports.append(
             LoopReport(
@@ -218,13 +296,13 @@ def partition_module(
                 ops=sum(1 for n in graph.nodes if n.role == NodeRole.OP),
                 strategy=strategy,
                 specialized=plan.specialized,
-                reason=reason,
+                reason=item.reason,
                 ii=cost.ii,
                 objective=cost.objective,
-                wall_s=time.perf_counter() - start,
+                wall_s=item.wall_s + time.perf_counter() - start,
                 plan=plan,
                 cost=_cost_summary(cost),
-                solver=details,
+                solver=item.details,
             )
         )
     return reports

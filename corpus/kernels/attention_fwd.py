@@ -6,11 +6,11 @@ off-band blocks left of the diagonal without a mask, then the on-band blocks wit
 KV loop asks for warp specialization. The row log-sum-exp (log2 domain) is stored for the
 backward pass.
 
-``AHEAD`` (non-causal only) computes S = Q·Kᵀ one key block ahead, as FlashAttention-3's
-intra-warp-group overlap does: each iteration issues the next block's S and then runs this
-block's softmax and P·V. On sm_90, ws_solver's wait sinking (``ws_solver.triton.overlap``)
-lets that softmax run under the wgmma of the next S; Triton's pipeliner alone waits for it
-at once.
+``AHEAD`` computes S = Q·Kᵀ one key block ahead, as FlashAttention-3's intra-warp-group
+overlap does: each iteration issues the next block's S and then runs this block's softmax and
+P·V (in the causal kernel, in the off-band loop). On sm_90, ws_solver's wait sinking
+(``ws_solver.triton.overlap``) lets that softmax run under the wgmma of the next S; Triton's
+pipeliner alone waits for it at once.
 The GPU helpers (make_inputs / launch / reference) need torch and a GPU and are not tested
 where the corpus is dumped.
 """
@@ -62,8 +62,8 @@ def _softmax_update(s, m_i, l_i, qk_scale):
 
 @triton.jit
 def _kv_loop_ahead(acc, l_i, m_i, q, k_desc, v_desc, row_base, lo, hi, qk_scale):
-    """The unmasked KV loop with S computed one block ahead, in one uniform loop (needs
-    hi > lo).
+    """The unmasked KV loop with S computed one block ahead, in one uniform loop of
+    (hi - lo) / BLOCK_N + 1 steps.
 
     Iteration j issues S for key block j and runs softmax and P·V for block j - 1. The first
     iteration's softmax sees scores of -inf against a finite running max, so its P is 0 and
@@ -103,7 +103,6 @@ def attention_fwd_kernel(
     CAUSAL: tl.constexpr,
     AHEAD: tl.constexpr,
 ):
-    tl.static_assert(not (CAUSAL and AHEAD), "AHEAD is for the non-causal kernel")
     off_m = tl.program_id(0) * BLOCK_M
     off_hz = tl.program_id(1)
     row_base = off_hz * N_CTX
@@ -116,7 +115,12 @@ def attention_fwd_kernel(
     kv = (k_desc, v_desc)
     if CAUSAL:
         # off-band: key blocks strictly left of this query block need no mask
-        acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, 0, off_m, qk_scale, False)
+        if AHEAD:  # one empty step when off_m == 0: it adds nothing (see _kv_loop_ahead)
+            acc, l_i, m_i = _kv_loop_ahead(acc, l_i, m_i, q, *kv, row_base, 0, off_m, qk_scale)
+        else:
+            acc, l_i, m_i = _kv_loop(
+                acc, l_i, m_i, q, *kv, row_base, off_m, 0, off_m, qk_scale, False
+            )
         # on-band: the key blocks that straddle the diagonal
         hi = off_m + BLOCK_M
         acc, l_i, m_i = _kv_loop(acc, l_i, m_i, q, *kv, row_base, off_m, off_m, hi, qk_scale, True)
@@ -153,6 +157,7 @@ CONFIGS: dict[str, dict] = {
     "d128_m128n128_w8_s3_ahead": _config(128, 128, 128, False, 8, 3, ahead=True),
     "causal_d64_m128n64_w4_s3": _config(64, 128, 64, True, 4, 3),
     "causal_d128_m128n128_w8_s2": _config(128, 128, 128, True, 8, 2),
+    "causal_d128_m128n128_w8_s3_ahead": _config(128, 128, 128, True, 8, 3, ahead=True),
 }
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
