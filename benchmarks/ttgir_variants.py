@@ -1,7 +1,7 @@
 """Time hand-edited TTGIR or PTX of one corpus config against its vendor reference, on the GPU.
 
     python3 benchmarks/ttgir_variants.py KERNEL CONFIG VARIANT... [--rounds 5] [--out DIR]
-        [--extra-configs FILE]
+        [--extra-configs FILE] [--base-strategy STRATEGY]
 
 A VARIANT is one of
 
@@ -13,12 +13,13 @@ A VARIANT is one of
   corpus config or one from ``--extra-configs``, in bench_kernels.py's format). OTHER must
   take the same inputs as CONFIG: all variants run on the same data.
 
-A file replaces its stage: the drop-in's ``none`` pipeline still runs first, for the
-metadata the launcher needs (TMA descriptor layouts), then Triton goes on from the file's
-text instead. Each variant is checked against the fp32 reference and for bitwise-equal
-repeated launches, then all are timed in interleaved rounds with the vendor reference; the
-medians go to ``DIR/ttgir_variants.json``. This is for trying an IR-level idea on the GPU
-before writing the rewrite that would produce it.
+A file replaces its stage: the drop-in's pipeline (``none``, or ``--base-strategy`` for a
+file taken from a specialized compile) still runs first, for the metadata the launcher needs
+(TMA descriptor layouts, warps), then Triton goes on from the file's text instead. Each
+variant is checked against the fp32 reference and for bitwise-equal repeated launches, then
+all are timed in interleaved rounds with the vendor reference; the medians go to
+``DIR/ttgir_variants.json``. This is for trying an IR-level idea on the GPU before writing
+the rewrite that would produce it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from corpus import kernels as corpus_kernels  # noqa: E402
 from corpus.dump import ast_source  # noqa: E402
 
 
-def _compile(kernel: str, config: dict, variant: str) -> Any:
+def _compile(kernel: str, config: dict, variant: str, base: str = "none") -> Any:
     import triton
     from triton import knobs
     from triton._C.libtriton import ir as triton_ir
@@ -53,7 +54,7 @@ def _compile(kernel: str, config: dict, variant: str) -> Any:
     knobs.cache.dir = tempfile.mkdtemp(prefix="ttgir_variant_")
     source = ast_source(kernel, config)
     target = GPUTarget("cuda", 90, 32)
-    strategy = variant.removeprefix("dropin:") if variant.startswith("dropin:") else "none"
+    strategy = variant.removeprefix("dropin:") if variant.startswith("dropin:") else base
     wst.enable(strategy, cache=False)
     dropin_hook = knobs.runtime.add_stages_inspection_hook
 
@@ -101,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     parser.add_argument("--extra-configs", help="JSON {kernel: {name: config}} to add")
+    parser.add_argument(
+        "--base-strategy",
+        default="none",
+        help="drop-in strategy whose compile a file variant replaces a stage of (default none)",
+    )
     args = parser.parse_args(argv)
     if args.kernel not in corpus_kernels.KERNEL_MODULES:
         parser.error(f"unknown kernel {args.kernel!r}")
@@ -136,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     checks: dict[str, dict] = {}
     for label, (config_name, variant) in zip(args.variants, variants, strict=True):
         variant_config = module.CONFIGS[config_name]
-        compiled = _compile(args.kernel, variant_config, variant)
+        compiled = _compile(args.kernel, variant_config, variant, args.base_strategy)
 
         def run(compiled: Any = compiled, variant_config: dict = variant_config) -> Any:
             with bench.bound(module, compiled):

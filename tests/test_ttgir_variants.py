@@ -105,3 +105,20 @@ def test_a_ptx_file_replaces_the_ptx_stage(tmp_path):
     assert from_file.asm["ptx"] == path.read_text()
     assert from_file.metadata.shared == normal.metadata.shared
     assert from_file.metadata.name == normal.metadata.name
+
+
+def test_a_file_can_replace_a_stage_of_a_specialized_compile(tmp_path):
+    """--base-strategy: the PTX of a warp-specialized compile, assembled from a file, keeps
+    that compile's metadata (12 warps, not the unspecialized 8)."""
+    pytest.importorskip("triton")
+    from corpus import kernels as corpus_kernels
+
+    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]
+    specialized = ttgir_variants._compile("gemm_tma", config, "dropin:triton")
+    assert specialized.metadata.num_warps > config["num_warps"]
+    path = tmp_path / "specialized.ptx"
+    path.write_text(specialized.asm["ptx"])
+    from_file = ttgir_variants._compile("gemm_tma", config, str(path), "triton")
+    assert from_file.asm["ptx"] == specialized.asm["ptx"]
+    assert from_file.metadata.num_warps == specialized.metadata.num_warps
+    assert from_file.metadata.shared == specialized.metadata.shared

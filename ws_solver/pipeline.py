@@ -14,7 +14,7 @@ from typing import Any
 
 from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
-from .model.cost import cost_table, evaluate, registers_needed, single_partition_plan
+from .model.cost import evaluate, kernel_register_conflict, single_partition_plan
 from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
@@ -214,35 +214,6 @@ def _plan_each_loop(module: ir.Module, tgt: Target, strategy: str, options) -> l
             raise
         planned.append(_Planned(loop, graph, plan, reason, details, time.perf_counter() - start))
     return planned
-
-
-def kernel_register_conflict(graphs_and_plans: list[tuple[LoopGraph, Plan]], tgt: Target):
-    """Why the specialized loops of one kernel must not be, or None.
-
-    Triton gives a warp-specialized kernel its extra warps for the whole kernel, and ptxas
-    compiles all of it for the registers per thread that many warps leave (168 at 12 warps
-    on sm_90; setmaxnreg only helps inside the partitions). A loop the plan keeps
-    unspecialized then runs under that cap too; if it needs more, it spills, a cliff that a
-    per-loop plan does not see (causal attention with S one block ahead: 240 registers in
-    its off-band loop, a specialized split of its on-band loop)."""
-    widest = max(
-        (evaluate(p, g, tgt).total_warps for g, p in graphs_and_plans if p.specialized),
-        default=0,
-    )
-    if not widest or widest <= max(g.num_warps for g, _ in graphs_and_plans):
-        return None
-    cap = tgt.max_regs_per_thread_for(widest)
-    for graph, plan in graphs_and_plans:
-        if plan.specialized:
-            continue
-        need = registers_needed(cost_table(graph, tgt), range(len(graph.nodes)), graph.num_warps)
-        if need > cap:
-            return (
-                f"not specialized: specializing would make the kernel {widest} warps, and "
-                f"its unspecialized loop {graph.loop_index} (line {graph.line}) needs about "
-                f"{need} registers per thread, more than the {cap} that leaves"
-            )
-    return None
 
 
 def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: str) -> None:

@@ -19,7 +19,7 @@ Registers, shared memory, tensor memory, barriers and warps are hard limits. One
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from math import ceil
@@ -578,6 +578,37 @@ def single_partition_ctas(table: CostTable) -> int:
         t.max_warps_per_sm // graph.num_warps,
     )
     return max(ctas, 1)
+
+
+def kernel_register_conflict(
+    graphs_and_plans: Sequence[tuple[LoopGraph, Plan]], tgt: Target
+) -> str | None:
+    """Why the specialized loops of one kernel must not be, or None.
+
+    Triton gives a warp-specialized kernel its extra warps for the whole kernel, and ptxas
+    compiles all of it for the registers per thread that many warps leave (168 at 12 warps
+    on sm_90; setmaxnreg only helps inside the partitions). A loop the plan keeps
+    unspecialized then runs under that cap too; if it needs more, it spills, a cliff that a
+    per-loop plan does not see (causal attention with S one block ahead: 240 registers in
+    its off-band loop, a specialized split of its on-band loop)."""
+    widest = max(
+        (evaluate(p, g, tgt).total_warps for g, p in graphs_and_plans if p.specialized),
+        default=0,
+    )
+    if not widest or widest <= max(g.num_warps for g, _ in graphs_and_plans):
+        return None
+    cap = tgt.max_regs_per_thread_for(widest)
+    for graph, plan in graphs_and_plans:
+        if plan.specialized:
+            continue
+        need = registers_needed(cost_table(graph, tgt), range(len(graph.nodes)), graph.num_warps)
+        if need > cap:
+            return (
+                f"not specialized: specializing would make the kernel {widest} warps, and "
+                f"its unspecialized loop {graph.loop_index} (line {graph.line}) needs about "
+                f"{need} registers per thread, more than the {cap} that leaves"
+            )
+    return None
 
 
 def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
