@@ -54,17 +54,31 @@ from corpus import kernels as corpus_kernels  # noqa: E402
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy",)
 # Timed when asked for (--strategies), neither ours nor Triton's in the comparisons.
-EXPERIMENTAL = ("triton_overlap",)
+EXPERIMENTAL = ("triton_overlap", "triton_wgrelease", "optimal_wgrelease")
 OURS = frozenset({"none", "heuristic", "optimal", "forced"})
-DROPIN = frozenset({"none", "triton", "heuristic", "optimal", "forced", "triton_overlap"})
+DROPIN = frozenset(
+    {
+        "none",
+        "triton",
+        "heuristic",
+        "optimal",
+        "forced",
+        "triton_overlap",
+        "triton_wgrelease",
+        "optimal_wgrelease",
+    }
+)
 # Bench strategy -> (drop-in strategy, enable() keywords). "forced" measures what the
 # heuristic's specialized plan does where the cost model would not specialize. "triton" is
 # Triton's partitioner with only the Hopper fix added; "triton_overlap" adds ws_solver's
-# wgmma wait sinking to it.
+# wgmma wait sinking to it; the "_wgrelease" ones release an 8-warp consumer's stages per
+# warp group (ws_solver.triton.wgrelease).
 DROPIN_SETTINGS = {
     "forced": ("heuristic", {"force": True}),
     "triton": ("triton", {"overlap_wgmma": False}),
     "triton_overlap": ("triton", {}),
+    "triton_wgrelease": ("triton", {"release_per_warp_group": True}),
+    "optimal_wgrelease": ("optimal", {"release_per_warp_group": True}),
 }
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
@@ -75,6 +89,8 @@ DESCRIPTION = {
     "optimal": "ws_solver CP-SAT plan + Hopper fix",
     "triton_racy": "Triton's partitioner, generic route, no fix (expected to fail)",
     "triton_overlap": "Triton's partitioner + Hopper fix + ws_solver's wgmma wait sinking",
+    "triton_wgrelease": "triton_overlap + stages released per warp group (PTX rewrite)",
+    "optimal_wgrelease": "ws_solver CP-SAT plan + stages released per warp group (PTX rewrite)",
 }
 # Sizes that fill the H200 (make_inputs arguments).
 BENCH: dict[str, dict] = {

@@ -35,6 +35,7 @@ from ..pipeline import LoopReport, SolveOptions, partition_text
 from . import guard as lguard
 from . import pipeline as tpipe
 from .overlap import sink_wgmma_waits_report
+from .wgrelease import release_per_warp_group, release_ring_depth
 
 STRATEGIES = ("optimal", "heuristic", "triton", "none")
 # What to try, in order, for each strategy asked for; Triton's unmodified stage comes last.
@@ -86,6 +87,9 @@ class Settings:
     # the attempt counts as hung; None: lower in-process without the guard. Not part of the
     # digest: it does not change what a finished lowering produces.
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S
+    # sm_90, experimental: release a two-warp-group consumer's stages per warp group, in the
+    # PTX (wgrelease.py).
+    release_per_warp_group: bool = False
 
     def digest(self) -> str:
         """Names the binaries these settings produce (Triton's cache key does not)."""
@@ -95,6 +99,7 @@ class Settings:
                 "solve": plancache.canonical(self.solve, skip=frozenset({"cache"})),
                 "apply_registers": self.apply_registers,
                 "overlap_wgmma": self.overlap_wgmma,
+                "release_per_warp_group": self.release_per_warp_group,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": _hopper_fix() is not None,
             }
@@ -152,6 +157,7 @@ def enable(
     cache: bool = True,
     apply_registers: bool = True,
     overlap_wgmma: bool = True,
+    release_per_warp_group: bool = False,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     **options: Any,
@@ -162,7 +168,9 @@ def enable(
     (Triton's own partitioner through the same pipeline) or "none" (no specialization).
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
     leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
-    wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``). Binaries go to
+    wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``).
+    ``release_per_warp_group=True`` (experimental) lets the two warp groups of an 8-warp sm_90
+    consumer release their stages each on its own (``ws_solver.triton.wgrelease``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
@@ -173,7 +181,14 @@ def enable(
     if lowering_timeout is not None and lowering_timeout < 0:
         raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
-    settings = Settings(strategy, solve, apply_registers, overlap_wgmma, lowering_timeout or None)
+    settings = Settings(
+        strategy,
+        solve,
+        apply_registers,
+        overlap_wgmma,
+        lowering_timeout or None,
+        release_per_warp_group,
+    )
     with _lock:
         if _session is not None:
             _uninstall()
@@ -340,6 +355,7 @@ class _KernelCompile:
         self.options = options
         self.capability = capability
         self.report: CompileReport | None = None
+        self.release_ring_depth: int | None = None  # set when a specialized module lowered
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -413,6 +429,7 @@ class _KernelCompile:
         if info.get("hopper_missing"):
             self._warn_hopper_once()
         report.strategy_used = strategy
+        self.release_ring_depth = info.get("release_ring_depth")
         report.lowered = info["lowered"]
         report.notes.extend(info["notes"])
         report.loops = _loop_records(strategy, loop_reports, sites, info)
@@ -499,9 +516,23 @@ class _KernelCompile:
             warnings.warn(_fallback_message(report), WSFallbackWarning, stacklevel=2)
 
     # ptx -----------------------------------------------------------------------------------
+    def _wants_release(self) -> bool:
+        """Per-warp-group release asked for, on sm_90, and the module was specialized."""
+        return bool(
+            self.settings.release_per_warp_group
+            and self.capability // 10 == 9
+            and self.report is not None
+            and self.report.lowered
+        )
+
     def ptx(self, src: Any, metadata: dict) -> Any:
         assert self.stock_ptx is not None
         out = self.stock_ptx(src, metadata)
+        if self.report is not None and isinstance(out, str) and self._wants_release():
+            out, done = release_per_warp_group(
+                out, self.options.num_warps, self.release_ring_depth or 0
+            )
+            self.report.notes.append(done.note())
         if self.report is not None and isinstance(out, str):
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
@@ -546,6 +577,7 @@ def post_pipeline_rewrite(
             else:
                 text, note = hopper(text)
                 info.setdefault("notes", []).append(note)
+        info["release_ring_depth"] = release_ring_depth(text)
         return text
 
     return rewrite

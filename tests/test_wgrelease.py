@@ -1,0 +1,162 @@
+"""ws_solver.triton.wgrelease: per-warp-group stage release in the PTX of sm_90 kernels."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ws_solver.triton.wgrelease import release_per_warp_group, release_ring_depth
+
+# The shape Triton 3.6 prints for a specialized kernel with an 8-warp default region: a
+# "first thread of 256" predicate, a 3-deep "empty" ring at 1024 and a "full" ring at 1056
+# (count 1 each), a consumer loop that releases under `bar.sync 0, 256`, and a last release
+# after the loop.
+PTX = """\
+\t.reg .pred \t%p<10>;
+\t.reg .b32 \t%r<40>;
+\tmov.u32 \t%r1, %tid.x;
+\tand.b32 \t%r2, %r1, 255;
+\tsetp.eq.b32 \t%p1, %r2, 0;
+\tmov.b32 \t%r3, global_smem;
+\tadd.s32 \t%r4, %r3, 1024;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r4], 1;
+\tadd.s32 \t%r5, %r3, 1032;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r5], 1;
+\tadd.s32 \t%r6, %r3, 1040;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r6], 1;
+\tadd.s32 \t%r7, %r3, 1056;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r7], 1;
+\tadd.s32 \t%r8, %r3, 1064;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r8], 1;
+\tadd.s32 \t%r9, %r3, 1072;
+\t@%p1 mbarrier.init.shared::cta.b64 [%r9], 1;
+\tbar.sync \t0, 256;
+$L__BB0_2:
+\tshl.b32 \t%r10, %r20, 3;
+\tadd.s32 \t%r11, %r3, %r10;
+\tadd.s32 \t%r12, %r11, 1056;
+\tmbarrier.try_wait.parity.shared.b64 complete, [%r12], %r21;
+\twgmma.wait_group.sync.aligned 0;
+\tadd.s32 \t%r13, %r11, 1024;
+\tbar.sync \t0, 256;
+\t// begin inline asm
+\t@%p1 mbarrier.arrive.shared::cta.b64 _, [%r13];
+\t// end inline asm
+\tBODY
+\t@%p2 bra \t$L__BB0_2;
+\tshl.b32 \t%r14, %r22, 3;
+\tadd.s32 \t%r15, %r4, %r14;
+\tbar.sync \t0, 256;
+\tand.pred \t%p3, %p1, %p4;
+\t@%p3 mbarrier.arrive.shared::cta.b64 _, [%r15];
+\tbar.sync \t0, 256;
+\tret;
+"""
+
+
+def _ptx(body: str = "add.s32 \t%r30, %r30, 1;") -> str:
+    return PTX.replace("BODY", body)
+
+
+def test_the_releases_become_per_warp_group():
+    out, report = release_per_warp_group(_ptx(), 8, 3)
+    assert not report.reason, report.reason
+    assert (report.rings, report.per_warp_group, report.counted) == (1, 2, 0)
+    # the empty ring counts two arrivals, the full ring still one
+    assert re.findall(r"\[%r[4-6]\], 2;", out) == ["[%r4], 2;", "[%r5], 2;", "[%r6], 2;"]
+    assert re.findall(r"\[%r[7-9]\], 1;", out) == ["[%r7], 1;", "[%r8], 1;", "[%r9], 1;"]
+    # both releases: a barrier over the warp group, and its first thread arrives
+    assert "@%p10 mbarrier.arrive.shared::cta.b64 _, [%r13];" in out
+    assert "and.pred \t%p3, %p10, %p4;" in out
+    assert out.count("bar.sync \t%r41, 128;") == 2
+    assert "and.b32 \t%r40, %r1, 127;" in out and "setp.eq.b32 \t%p10, %r40, 0;" in out
+    # named barriers 0 and 1... are left alone; the new ids are the first free pair
+    assert "add.s32 \t%r41, %r41, 1;" in out
+    assert ".reg .pred \t%p<11>;" in out and ".reg .b32 \t%r<42>;" in out
+    # outside the loop, the partition barriers stay (first and last)
+    assert out.count("bar.sync \t0, 256;") == 2
+
+
+def test_a_loop_that_shares_data_keeps_its_barriers_and_arrives_with_count_two():
+    """Shared-memory data in the loop (and so in the window of the release after it)."""
+    out, report = release_per_warp_group(_ptx("st.shared.b32 \t[%r11], %r30;"), 8, 3)
+    assert (report.rings, report.per_warp_group, report.counted) == (1, 0, 2)
+    assert "@%p1 mbarrier.arrive.shared::cta.b64 _, [%r13], 2;" in out
+    assert "@%p3 mbarrier.arrive.shared::cta.b64 _, [%r15], 2;" in out
+    assert out.count("bar.sync \t0, 256;") == 4 and "128;" not in out
+
+
+@pytest.mark.parametrize(
+    ("ptx", "warps", "depth", "reason"),
+    [
+        (_ptx(), 4, 3, "4 warps"),
+        (_ptx(), 8, 0, "depth"),
+        (_ptx().replace("[%r6], 1;", "[%r6], 4;"), 8, 3, "no count-1 init"),
+        (
+            _ptx("@%p5 mbarrier.arrive.expect_tx.shared.b64 _, [%r13], 32768;"),
+            8,
+            3,
+            "also lands on a release ring",
+        ),
+        (
+            _ptx().replace("add.s32 \t%r13, %r11, 1024;", "mul.lo.s32 \t%r13, %r11, 2;"),
+            8,
+            3,
+            "resolve",
+        ),
+        (
+            _ptx().replace("\tbar.sync \t0, 256;\n\t// begin", "\t// begin"),
+            8,
+            3,
+            "no partition barrier",
+        ),
+    ],
+)
+def test_anything_unrecognised_leaves_the_ptx_alone(ptx, warps, depth, reason):
+    out, report = release_per_warp_group(ptx, warps, depth)
+    assert out == ptx
+    assert reason in report.reason
+    assert report.note().startswith("per-warp-group release not applied")
+
+
+def test_the_ring_depth_comes_from_the_ttgir():
+    ring = "!ttg.memdesc<3x1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<1xi64>"
+    text = f"""
+      %e = ttg.memdesc_index %ring[%i] : {ring}
+      ttng.arrive_barrier %e, 1 : !ttg.memdesc<1xi64>
+    """
+    assert release_ring_depth(text) == 3
+    other = text.replace("%ring[%i] : !ttg.memdesc<3x", "%ring[%i] : !ttg.memdesc<2x")
+    assert release_ring_depth(text + other.replace("%e", "%f")) is None
+    assert release_ring_depth("ttng.arrive_barrier %x, 1") is None
+
+
+def test_the_drop_in_applies_it_to_a_specialized_gemm():
+    """Compiled on the CPU: the 8-warp consumer of gemm_tma's specialized plan releases per
+    warp group, and ptxas assembles the result."""
+    pytest.importorskip("triton")
+    import tempfile
+
+    import triton
+    from triton import knobs
+    from triton.backends.compiler import GPUTarget
+
+    import ws_solver.triton as wst
+    from corpus import kernels as corpus_kernels
+    from corpus.dump import ast_source
+
+    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]
+    knobs.cache.dir = tempfile.mkdtemp()
+    wst.enable("heuristic", cache=False, release_per_warp_group=True)
+    try:
+        source = ast_source("gemm_tma", config)
+        options = corpus_kernels.options(config)
+        kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
+    finally:
+        wst.disable()
+    notes = [n for n in kernel.metadata.ws_solver["notes"] if "per-warp-group" in n]
+    assert notes and "not applied" not in notes[0], notes
+    assert kernel.asm["cubin"]
+    assert re.search(r"bar\.sync \t%r\d+, 128;", kernel.asm["ptx"])
+    assert re.search(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], 2;", kernel.asm["ptx"])
