@@ -54,7 +54,7 @@ from corpus import kernels as corpus_kernels  # noqa: E402
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy",)
 # Timed when asked for (--strategies), neither ours nor Triton's in the comparisons.
-EXPERIMENTAL = ("triton_overlap", "triton_wgrelease", "optimal_wgrelease")
+EXPERIMENTAL = ("triton_overlap", "triton_wgrelease")
 OURS = frozenset({"none", "heuristic", "optimal", "forced"})
 DROPIN = frozenset(
     {
@@ -65,32 +65,29 @@ DROPIN = frozenset(
         "forced",
         "triton_overlap",
         "triton_wgrelease",
-        "optimal_wgrelease",
     }
 )
 # Bench strategy -> (drop-in strategy, enable() keywords). "forced" measures what the
 # heuristic's specialized plan does where the cost model would not specialize. "triton" is
 # Triton's partitioner with only the Hopper fix added; "triton_overlap" adds ws_solver's
-# wgmma wait sinking to it; the "_wgrelease" ones release an 8-warp consumer's stages per
-# warp group (ws_solver.triton.wgrelease).
+# wgmma wait sinking to it, and "triton_wgrelease" also ws_solver's per-warp-group stage
+# release (ws_solver.triton.wgrelease), which ws_solver's own strategies have by default.
 DROPIN_SETTINGS = {
     "forced": ("heuristic", {"force": True}),
-    "triton": ("triton", {"overlap_wgmma": False}),
-    "triton_overlap": ("triton", {}),
-    "triton_wgrelease": ("triton", {"release_per_warp_group": True}),
-    "optimal_wgrelease": ("optimal", {"release_per_warp_group": True}),
+    "triton": ("triton", {"overlap_wgmma": False, "release_per_warp_group": False}),
+    "triton_overlap": ("triton", {"release_per_warp_group": False}),
+    "triton_wgrelease": ("triton", {}),
 }
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
     "builtin": "Triton 3.6 built-in sm_90 path (plain triton.compile)",
     "triton": "Triton's partitioner, generic route + ws_solver Hopper fix",
-    "heuristic": "ws_solver heuristic plan + Hopper fix",
+    "heuristic": "ws_solver heuristic plan + Hopper fix + per-warp-group release",
     "forced": "ws_solver heuristic plan, specialized even where the model says it does not pay",
-    "optimal": "ws_solver CP-SAT plan + Hopper fix",
+    "optimal": "ws_solver CP-SAT plan + Hopper fix + per-warp-group release",
     "triton_racy": "Triton's partitioner, generic route, no fix (expected to fail)",
     "triton_overlap": "Triton's partitioner + Hopper fix + ws_solver's wgmma wait sinking",
     "triton_wgrelease": "triton_overlap + stages released per warp group (PTX rewrite)",
-    "optimal_wgrelease": "ws_solver CP-SAT plan + stages released per warp group (PTX rewrite)",
 }
 # Sizes that fill the H200 (make_inputs arguments).
 BENCH: dict[str, dict] = {

@@ -87,9 +87,9 @@ class Settings:
     # the attempt counts as hung; None: lower in-process without the guard. Not part of the
     # digest: it does not change what a finished lowering produces.
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S
-    # sm_90, experimental: release a two-warp-group consumer's stages per warp group, in the
-    # PTX (wgrelease.py).
-    release_per_warp_group: bool = False
+    # sm_90: release a two-warp-group consumer's stages per warp group, in the PTX
+    # (wgrelease.py).
+    release_per_warp_group: bool = True
 
     def digest(self) -> str:
         """Names the binaries these settings produce (Triton's cache key does not)."""
@@ -157,7 +157,7 @@ def enable(
     cache: bool = True,
     apply_registers: bool = True,
     overlap_wgmma: bool = True,
-    release_per_warp_group: bool = False,
+    release_per_warp_group: bool = True,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     **options: Any,
@@ -169,8 +169,9 @@ def enable(
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
     leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
     wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``).
-    ``release_per_warp_group=True`` (experimental) lets the two warp groups of an 8-warp sm_90
-    consumer release their stages each on its own (``ws_solver.triton.wgrelease``). Binaries go to
+    ``release_per_warp_group=False`` keeps Triton's partition-wide stage releases; by default
+    the two warp groups of an 8-warp sm_90 consumer release each on its own
+    (``ws_solver.triton.wgrelease``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
