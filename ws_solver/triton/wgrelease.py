@@ -37,7 +37,6 @@ _SETP0 = re.compile(rf"^\s*setp\.eq\.(?:b32|s32|u32)\s+(%p\d+),\s*({_REG}),\s*0;
 _AND_PRED = re.compile(r"^\s*and\.pred\s+(%p\d+),\s*(%p\d+),\s*(%p\d+);")
 _ARRIVE = re.compile(rf"^(\s*)@(%p\d+) mbarrier\.arrive\.shared::cta\.b64 _, \[({_REG})\];\s*$")
 _ANY_ARRIVE = re.compile(rf"mbarrier\.arrive(?:\.\w+)*(?:\.shared(?:::cta)?)?\.b64 _, \[({_REG})\]")
-_EXPECT = re.compile(rf"mbarrier\.arrive\.expect_tx\.shared(?:::cta)?\.b64 _, \[({_REG})\]")
 _INIT = re.compile(rf"^(\s*)@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], 1;\s*$")
 _PARTITION_BAR = re.compile(r"^\s*bar\.sync\s+0,\s*256;\s*$")
 _ANY_BAR = re.compile(r"^\s*(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
