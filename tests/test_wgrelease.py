@@ -132,10 +132,8 @@ def test_the_ring_depth_comes_from_the_ttgir():
     assert release_ring_depth("ttng.arrive_barrier %x, 1") is None
 
 
-def test_the_drop_in_applies_it_to_a_specialized_gemm():
-    """Compiled on the CPU: the 8-warp consumer of gemm_tma's specialized plan releases per
-    warp group, and ptxas assembles the result."""
-    pytest.importorskip("triton")
+def _compile_gemm_w8(**settings):
+    """gemm_tma w8 through the drop-in (heuristic plan: a producer and an 8-warp consumer)."""
     import tempfile
 
     import triton
@@ -148,15 +146,49 @@ def test_the_drop_in_applies_it_to_a_specialized_gemm():
 
     config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]
     knobs.cache.dir = tempfile.mkdtemp()
-    wst.enable("heuristic", cache=False, release_per_warp_group=True)
+    wst.enable("heuristic", cache=False, **settings)
     try:
         source = ast_source("gemm_tma", config)
         options = corpus_kernels.options(config)
-        kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
+        return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     finally:
         wst.disable()
-    notes = [n for n in kernel.metadata.ws_solver["notes"] if "per-warp-group" in n]
+
+
+def _release_notes(kernel) -> list[str]:
+    return [n for n in kernel.metadata.ws_solver["notes"] if "per-warp-group" in n]
+
+
+def test_the_drop_in_applies_it_to_a_specialized_gemm():
+    """Compiled on the CPU: the 8-warp consumer of gemm_tma's specialized plan releases per
+    warp group, and ptxas assembles the result."""
+    pytest.importorskip("triton")
+    kernel = _compile_gemm_w8()
+    notes = _release_notes(kernel)
     assert notes and "not applied" not in notes[0], notes
     assert kernel.asm["cubin"]
     assert re.search(r"bar\.sync \t%r\d+, 128;", kernel.asm["ptx"])
     assert re.search(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], 2;", kernel.asm["ptx"])
+
+
+def test_it_can_be_turned_off():
+    pytest.importorskip("triton")
+    kernel = _compile_gemm_w8(release_per_warp_group=False)
+    assert not _release_notes(kernel)
+    assert not re.search(r"bar\.sync \t%r\d+, 128;", kernel.asm["ptx"])
+
+
+def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch):
+    """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX."""
+    pytest.importorskip("triton")
+    from ws_solver.triton import dropin, wgrelease
+
+    def broken(ptx, warps, depth):
+        out, report = wgrelease.release_per_warp_group(ptx, warps, depth)
+        return out + "\n\tnot.an.instruction;\n", report
+
+    monkeypatch.setattr(dropin, "release_per_warp_group", broken)
+    kernel = _compile_gemm_w8()
+    assert kernel.asm["cubin"]
+    notes = _release_notes(kernel)
+    assert any("undone: ptxas rejected it" in n for n in notes), notes

@@ -324,6 +324,8 @@ def _make_hook(session: _Session) -> Callable[..., None]:
             stages["ttgir"] = compile_.ttgir
             if "ptx" in stages:
                 stages["ptx"] = compile_.ptx
+            if "cubin" in stages:
+                stages["cubin"] = compile_.cubin
         # Chain: an earlier hook sees (and may wrap) the stages as we left them.
         if session.prev_hook is not None:
             session.prev_hook(backend, stages, options, language, capability)
@@ -353,6 +355,8 @@ class _KernelCompile:
         self.settings = session.settings
         self.stock_ttgir = stages["ttgir"]
         self.stock_ptx = stages.get("ptx")
+        self.stock_cubin = stages.get("cubin")
+        self.unreleased_ptx: str | None = None  # the PTX before wgrelease rewrote it
         self.options = options
         self.capability = capability
         self.report: CompileReport | None = None
@@ -530,14 +534,32 @@ class _KernelCompile:
         assert self.stock_ptx is not None
         out = self.stock_ptx(src, metadata)
         if self.report is not None and isinstance(out, str) and self._wants_release():
-            out, done = release_per_warp_group(
+            released, done = release_per_warp_group(
                 out, self.options.num_warps, self.release_ring_depth or 0
             )
             self.report.notes.append(done.note())
+            if released != out:
+                self.unreleased_ptx, out = out, released
         if self.report is not None and isinstance(out, str):
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
         return out
+
+    def cubin(self, src: Any, metadata: dict) -> Any:
+        """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
+        (a compile never breaks on the rewrite)."""
+        assert self.stock_cubin is not None
+        if self.unreleased_ptx is None:
+            return self.stock_cubin(src, metadata)
+        try:
+            return self.stock_cubin(src, metadata)
+        except Exception as e:
+            assert self.report is not None
+            self.report.notes.append(
+                f"per-warp-group release undone: ptxas rejected it ({_reason(e, '')})"
+            )
+            metadata["ws_solver"] = self.report.to_dict()
+            return self.stock_cubin(self.unreleased_ptx, metadata)
 
 
 def post_pipeline_rewrite(
