@@ -134,6 +134,10 @@ def test_the_ring_depth_comes_from_the_ttgir():
 
 def _compile_gemm_w8(**settings):
     """gemm_tma w8 through the drop-in (heuristic plan: a producer and an 8-warp consumer)."""
+    return _compile("gemm_tma", "t128x256x64_w8_s3", "heuristic", **settings)
+
+
+def _compile(kernel_name: str, config_name: str, strategy: str, **settings):
     import tempfile
 
     import triton
@@ -144,11 +148,11 @@ def _compile_gemm_w8(**settings):
     from corpus import kernels as corpus_kernels
     from corpus.dump import ast_source
 
-    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]
+    config = corpus_kernels.load(kernel_name).CONFIGS[config_name]
     knobs.cache.dir = tempfile.mkdtemp()
-    wst.enable("heuristic", cache=False, **settings)
+    wst.enable(strategy, cache=False, **settings)
     try:
-        source = ast_source("gemm_tma", config)
+        source = ast_source(kernel_name, config)
         options = corpus_kernels.options(config)
         return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     finally:
@@ -192,3 +196,27 @@ def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch)
     assert kernel.asm["cubin"]
     notes = _release_notes(kernel)
     assert any("undone: ptxas rejected it" in n for n in notes), notes
+
+
+@pytest.mark.parametrize(
+    ("config", "note"),
+    [
+        # the kernel measured at parity with SDPA (gpu-2026-11-29-wgrelease*.md)
+        (
+            "d128_m128n128_w8_s2",
+            "per-warp-group release: 2 ring(s) counted twice, 3 release(s) per warp group, "
+            "0 with count 2, 4 barrier(s) per warp group",
+        ),
+        # the peeled on-band loop releases a slot at a fixed address: left alone
+        (
+            "causal_d128_m128n128_w8_s2",
+            "per-warp-group release not applied: a release at the fixed offset",
+        ),
+    ],
+)
+def test_what_it_does_to_ws_solvers_attention_plans(config, note):
+    """The verified behaviour on the corpus, kept: ws_solver's optimal plan of attention."""
+    pytest.importorskip("triton")
+    kernel = _compile("attention_fwd", config, "optimal")
+    notes = _release_notes(kernel)
+    assert len(notes) == 1 and notes[0].startswith(note), notes
