@@ -35,9 +35,9 @@ _TID = re.compile(rf"^\s*mov\.u32\s+({_REG}),\s*%tid\.x;")
 _MASK = re.compile(rf"^\s*and\.b32\s+({_REG}),\s*({_REG}),\s*255;")
 _SETP0 = re.compile(rf"^\s*setp\.eq\.(?:b32|s32|u32)\s+(%p\d+),\s*({_REG}),\s*0;")
 _AND_PRED = re.compile(r"^\s*and\.pred\s+(%p\d+),\s*(%p\d+),\s*(%p\d+);")
-_ARRIVE = re.compile(rf"^(\s*)@(%p\d+) mbarrier\.arrive\.shared::cta\.b64 _, \[({_REG})\];\s*$")
+_ARRIVE = re.compile(rf"^\s*@(%p\d+) mbarrier\.arrive\.shared::cta\.b64 _, \[({_REG})\];\s*$")
 _ANY_ARRIVE = re.compile(rf"mbarrier\.arrive(?:\.\w+)*(?:\.shared(?:::cta)?)?\.b64 _, \[({_REG})\]")
-_INIT = re.compile(rf"^(\s*)@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], 1;\s*$")
+_INIT = re.compile(rf"^\s*@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], 1;\s*$")
 _PARTITION_BAR = re.compile(r"^\s*bar\.sync\s+0,\s*256;\s*$")
 _ANY_BAR = re.compile(r"^\s*(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
 _BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\s+(\d+)")
@@ -116,6 +116,12 @@ class _Rewrite:
             m = _DEF.match(line)
             if m:
                 self.defs.setdefault(m.group(2), []).append(i)
+        labels = {m.group(1): i for i, line in enumerate(lines) if (m := _LABEL.match(line))}
+        self.loops = [  # (label line, back-branch line) of every loop
+            (labels[m.group(1)], j)
+            for j, line in enumerate(lines)
+            if (m := _BRANCH.search(line)) and labels.get(m.group(1), j) < j
+        ]
         self.report = ReleaseReport()
 
     # -- analysis ----------------------------------------------------------------------------
@@ -160,16 +166,8 @@ class _Rewrite:
 
     def loop_of(self, index: int) -> tuple[int, int] | None:
         """The innermost loop (label line, back-branch line) around line ``index``."""
-        best = None
-        labels = {m.group(1): i for i, line in enumerate(self.lines) if (m := _LABEL.match(line))}
-        for j, line in enumerate(self.lines):
-            m = _BRANCH.search(line)
-            if not m or m.group(1) not in labels:
-                continue
-            start = labels[m.group(1)]
-            if start < index < j and (best is None or j - start < best[1] - best[0]):
-                best = (start, j)
-        return best
+        around = [(s, e) for s, e in self.loops if s < index < e]
+        return min(around, key=lambda loop: loop[1] - loop[0], default=None)
 
     def shares_data(self, start: int, end: int) -> bool:
         return any(_SHARED_DATA.search(line) for line in self.lines[start:end])
@@ -197,7 +195,7 @@ class _Rewrite:
             m = _ARRIVE.match(line)
             if not m:
                 continue
-            pred, reg = m.group(2), m.group(3)
+            pred, reg = m.group(1), m.group(2)
             if pred == t0:
                 via = None
             elif pred in pred_defs and t0 in pred_defs[pred][1:]:
@@ -262,9 +260,9 @@ class _Rewrite:
         found: dict[int, int] = {}
         for i, line in enumerate(self.lines):
             m = _INIT.match(line)
-            if not m or m.group(2) != t0:
+            if not m or m.group(1) != t0:
                 continue
-            where = self.address(m.group(3))
+            where = self.address(m.group(2))
             if where is not None and not where[1] and where[0] in slots:
                 found[where[0]] = i
         if set(found) != slots:
