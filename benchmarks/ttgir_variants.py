@@ -94,12 +94,38 @@ def _split_variant(variant: str, default_config: str) -> tuple[str, str]:
     return default_config, variant
 
 
+def _sustained(runs: dict, seconds: float, rounds: int, work: float) -> dict[str, list[dict]]:
+    """Each run back to back for `seconds`, in interleaved rounds, with the GPU sampled."""
+    import torch
+
+    from benchmarks import gpu_power
+
+    out: dict[str, list[dict]] = {name: [] for name in runs}
+    with gpu_power.Sampler().running() as sampler:
+        for _ in range(rounds):
+            for name, fn in runs.items():
+                n, elapsed, start, end = gpu_power.sustain(fn, seconds, torch.cuda.synchronize)
+                row = gpu_power.summarize(sampler.between(start, end), n, elapsed, work)
+                out[name].append(row)
+                print(f"sustained {name:40s} " + gpu_power.describe(row), flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernel")
     parser.add_argument("config")
     parser.add_argument("variants", nargs="+", help=".ttgir or .ptx files, or dropin:STRATEGY")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--sustain",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="also run each variant back to back for SECONDS (in --sustain-rounds interleaved "
+        "rounds) with the SM clock, power and throttle state sampled (benchmarks/gpu_power.py)",
+    )
+    parser.add_argument("--sustain-rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     parser.add_argument("--extra-configs", help="JSON {kernel: {name: config}} to add")
     parser.add_argument(
@@ -169,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {"ms": ms, "rate": rate, "unit": unit, "ratio": rate / vendor_rate}
         results[name].update(checks.get(name, {}))
         print(f"{name:40s} {rate:7.1f} {unit}  {rate / vendor_rate:.3f} x vendor", flush=True)
+    if args.sustain > 0:
+        for name, rounds in _sustained(runs, args.sustain, args.sustain_rounds, work).items():
+            results[name]["sustained"] = rounds
     args.out.mkdir(parents=True, exist_ok=True)
     target = args.out / "ttgir_variants.json"
     tmp = target.with_suffix(".tmp")
