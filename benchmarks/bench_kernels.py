@@ -33,6 +33,7 @@ import math
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -506,16 +507,28 @@ def _time_alternatives(ref: dict, work: float, scale: float) -> dict[str, dict]:
 
 
 # -- timing ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sustain:
+    """Back-to-back timing with the GPU sampled (benchmarks/gpu_power.py), for the configs
+    whose name contains `configs`: `seconds` per variant, in `rounds` interleaved rounds."""
+
+    seconds: float
+    rounds: int = 2
+    configs: str = ""
+
+
 def bench_kernel(
-    kernel: str, compiled: dict[tuple[str, str], Any], results: list[dict], rounds: int = ROUNDS
+    kernel: str,
+    compiled: dict[tuple[str, str], Any],
+    results: list[dict],
+    rounds: int = ROUNDS,
+    sustain: Sustain | None = None,
 ) -> None:
     """Time every verified variant of `kernel` and its vendor reference at the bench size.
 
     Each config's variants and its vendor reference are timed in `rounds` interleaved passes and
     the median is reported: identical binaries timed one after the other differed by up to
     5% on the H200 (clocks drift), more than the differences between plans."""
-    import statistics
-
     import torch
     from triton.testing import do_bench
 
@@ -601,8 +614,55 @@ def bench_kernel(
             b["rate"] = work * scale / (b["ms"] * 1e-3)
             b["vendor"] = vendor_row
             b["ratio_to_vendor"] = (b["rate"] / vendor_rate) if vendor_rate else None
+        if sustain and sustain.configs in config_name and vendor_rate:
+            _sustained(module, compiled, ref, vendor_row, to_time, launch, work, sustain)
+            for row in runnable:
+                source = shared.get(id(row))
+                if source is not None and "sustained" in source["bench"]:
+                    row["bench"]["sustained"] = source["bench"]["sustained"]
         del inputs, vendor_out
         torch.cuda.empty_cache()
+
+
+def _sustained(
+    module: Any,
+    compiled: dict,
+    ref: dict,
+    vendor_row: dict,
+    to_time: list[dict],
+    launch: Any,
+    work: float,
+    sustain: Sustain,
+) -> None:
+    """Run the vendor reference and each timed variant back to back for `sustain.seconds`,
+    in interleaved rounds, with the GPU's clock and power sampled. A kernel that is limited
+    by the power cap runs slower this way than in do_bench's short bursts; the vendor's too."""
+    import torch
+
+    from benchmarks import gpu_power
+
+    def one(fn: Any) -> dict:
+        _progress[0] = time.monotonic()
+        n, elapsed, t0, t1 = gpu_power.sustain(fn, sustain.seconds, torch.cuda.synchronize)
+        return gpu_power.summarize(sampler.between(t0, t1), n, elapsed, work)
+
+    vendor_rounds: list[dict] = []
+    rounds: dict[int, list[dict]] = {id(row): [] for row in to_time}
+    with gpu_power.Sampler().running() as sampler:
+        for _ in range(sustain.rounds):
+            vendor_rounds.append(one(ref["fn"]))
+            for row in to_time:
+                with bound(module, compiled[(row["job"], "kernel")]):
+                    rounds[id(row)].append(one(launch))
+    vendor_rate = statistics.median(r["rate"] for r in vendor_rounds)
+    vendor_row["sustained"] = {"rate": vendor_rate, "rounds": vendor_rounds}
+    for row in to_time:
+        rate = statistics.median(r["rate"] for r in rounds[id(row)])
+        row["bench"]["sustained"] = {
+            "rate": rate,
+            "ratio_to_vendor": rate / vendor_rate,
+            "rounds": rounds[id(row)],
+        }
 
 
 def _bench_check(kernel: str, module: Any, inputs: dict, vendor_out: Any):
@@ -685,6 +745,15 @@ def environment(args: argparse.Namespace) -> dict:
         "python": platform.python_version(),
         "dry_run": args.dry_run,
         "timing_rounds": args.rounds,
+        "sustain": (
+            {
+                "seconds": args.sustain,
+                "rounds": args.sustain_rounds,
+                "configs": args.sustain_configs,
+            }
+            if args.sustain > 0
+            else None
+        ),
     }
     try:
         import triton
@@ -734,6 +803,7 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
         "- strategies: " + "; ".join(f"`{k}`: {v}" for k, v in DESCRIPTION.items()),
         f"- timing: {env.get('timing_rounds', ROUNDS)} interleaved rounds per config, median;"
         " variants with identical cubins are timed once (spread column: `= strategy`)",
+        *_sustain_header(env.get("sustain")),
         "",
         "## Correctness",
         "",
@@ -797,7 +867,60 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
         lines += ["", "## ws_solver vs Triton (best verified strategy of each, same run)", ""]
         lines += _versus_triton(results)
         lines += _alternatives(results)
+        lines += _sustained_table(results)
     return "\n".join(lines) + "\n"
+
+
+def _sustain_header(sustain: dict | None) -> list[str]:
+    if not sustain:
+        return []
+    where = f"configs containing `{sustain['configs']}`" if sustain["configs"] else "every config"
+    return [
+        f"- sustained timing ({where}): each variant and the vendor back to back for "
+        f"{sustain['seconds']:g} s, {sustain['rounds']} interleaved rounds (`## Sustained`)"
+    ]
+
+
+def _sustained_table(results: list[dict]) -> list[str]:
+    """The sustained timings (vendor first per config), where the run took them."""
+    rows = [r for r in results if "sustained" in (r.get("bench") or {})]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Sustained (each variant back to back, interleaved rounds, GPU sampled)",
+        "",
+        "Rate: median over the rounds; SM clock, power and the share of samples with the "
+        "power cap active: over all rounds; J: energy per launch. A kernel at the power "
+        "cap is as fast as its energy per launch allows.",
+        "",
+        "| kernel | config | strategy | rate | × vendor | SM MHz | W | power-capped | J/launch |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        key = (r["kernel"], r["config"])
+        vendor_row = r["bench"].get("vendor") or {}
+        if key not in seen and "sustained" in vendor_row:
+            seen.add(key)
+            lines.append(_sustained_line(*key, vendor_row.get("label", "vendor"), vendor_row))
+        lines.append(_sustained_line(*key, r["strategy"], r["bench"]))
+    return lines
+
+
+def _sustained_line(kernel: str, config: str, label: str, row: dict) -> str:
+    s = row["sustained"]
+    samples = [x for x in s["rounds"] if x.get("samples")]
+
+    def mean(key: str) -> float | None:
+        return statistics.mean(x[key] for x in samples) if samples else None
+
+    return (
+        f"| {kernel} | {config} | {label} | {s['rate']:.1f} | "
+        f"{_fmt(s.get('ratio_to_vendor', 1.0), '.3f')} | {_fmt(mean('sm_mhz'), '.0f')} | "
+        f"{_fmt(mean('power_w'), '.0f')} | {_fmt(mean('power_capped'), '.0%')} | "
+        f"{_fmt(mean('joules_per_launch'), '.3f')} |"
+    )
 
 
 TRITON_STRATEGIES = ("builtin", "triton")
@@ -921,6 +1044,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=ROUNDS, help="interleaved timing rounds (median reported)"
     )
+    parser.add_argument(
+        "--sustain",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="also run the vendor reference and each variant back to back for SECONDS, with "
+        "the SM clock, power and throttle state sampled (a power-capped kernel's steady "
+        "state; do_bench's short bursts see a GPU below the cap). Off by default",
+    )
+    parser.add_argument("--sustain-rounds", type=int, default=2, metavar="N")
+    parser.add_argument(
+        "--sustain-configs",
+        default="",
+        metavar="SUBSTRING",
+        help="only configs whose name contains this get the sustained timing",
+    )
     parser.add_argument("--dry-run", action="store_true", help="compile for sm_90, no GPU")
     parser.add_argument("--no-bench", action="store_true", help="verify only")
     parser.add_argument(
@@ -979,13 +1118,18 @@ def main(argv: list[str] | None = None) -> int:
         early = [r for r in results if r["strategy"] != "builtin" and r["job"] not in skip]
         late.sort(key=lambda r: any(j.startswith(r["kernel"] + ".") for j in skip))
         bench = [k for k in (args.bench_kernels or args.kernels).split(",") if k in BENCH]
+        sustain = (
+            Sustain(args.sustain, args.sustain_rounds, args.sustain_configs)
+            if args.sustain > 0
+            else None
+        )
         for phase in (early, late):
             compiled = _verify_all(phase, cache_root, save)
             if args.no_bench:
                 continue
             for kernel in bench:
                 print(f"timing {kernel}", flush=True)
-                bench_kernel(kernel, compiled, phase, args.rounds)
+                bench_kernel(kernel, compiled, phase, args.rounds, sustain)
                 save()
     save()
     print_table(results)

@@ -79,6 +79,10 @@ from ws_solver.model.target import Target, target_for  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "corpus" / "ttgir"
+# TTGIR of corpus kernels as they were when earlier results were measured (searched after
+# CORPUS: a run's plans are matched to the first TTGIR whose loops they fit).
+ARCHIVES = (ROOT / "benchmarks" / "results" / "ttgir-2026-11-29",)
+CORPORA = (CORPUS, *ARCHIVES)
 
 
 @dataclass(frozen=True)
@@ -128,15 +132,25 @@ def _planned_rows(data: dict):
             yield row, loops
 
 
-def ttgir_path(corpora: tuple[Path, ...], kernel: str, config: str, capability: int):
-    """The TTGIR of a measured configuration, or None. Explored configurations (`x_NAME`,
-    bench_kernels.py --extra-configs) are found under NAME once added to a corpus."""
+def ttgir_paths(corpora: tuple[Path, ...], kernel: str, config: str, capability: int):
+    """The TTGIR files that may be a measured configuration's, in search order. Explored
+    configurations (`x_NAME`, bench_kernels.py --extra-configs) are found under NAME once
+    added to a corpus."""
     for corpus in corpora:
         for name in dict.fromkeys((config, config.removeprefix("x_"))):
             path = corpus / f"{kernel}.{name}.sm{capability}.ttgir"
             if path.exists():
-                return path
-    return None
+                yield path
+
+
+def _fits(plans: tuple[Plan, ...], loops: list[dict], graphs: tuple[LoopGraph, ...]) -> bool:
+    if any(loop["loop"] >= len(graphs) for loop in loops):
+        return False
+    mine = (graphs[loop["loop"]] for loop in loops)
+    return all(
+        p.loop == g.name and len(p.assignment) == len(g.nodes)
+        for p, g in zip(plans, mine, strict=True)
+    )
 
 
 @cache
@@ -144,7 +158,7 @@ def _graphs(path: Path) -> tuple[LoopGraph, ...]:
     return tuple(build_graphs(ir.parse(path.read_text())))
 
 
-def load_runs(paths: list[Path], corpora: tuple[Path, ...] = (CORPUS,)):
+def load_runs(paths: list[Path], corpora: tuple[Path, ...] = CORPORA):
     """Every run with recorded plans, its plans and loop graphs rebuilt; and the names of the
     configurations skipped for want of their TTGIR."""
     runs, skipped = [], set()
@@ -152,15 +166,18 @@ def load_runs(paths: list[Path], corpora: tuple[Path, ...] = (CORPUS,)):
         for row, loops in _planned_rows(_load(path)):
             plans = tuple(Plan.from_dict(loop["plan"]) for loop in loops)
             target = target_for(plans[0].target)
-            ttgir = ttgir_path(corpora, row["kernel"], row["config"], target.capability)
-            if ttgir is None:
+            candidates = list(
+                ttgir_paths(corpora, row["kernel"], row["config"], target.capability)
+            )
+            if not candidates:
                 skipped.add(f"{row['kernel']}.{row['config']}")
                 continue
+            ttgir = next((c for c in candidates if _fits(plans, loops, _graphs(c))), None)
+            if ttgir is None:
+                tried = ", ".join(str(c.relative_to(ROOT)) for c in candidates)
+                raise ValueError(f"{path.name}: {row['job']}: its plans fit none of {tried}")
             graphs = _graphs(ttgir)
             mine = tuple(graphs[loop["loop"]] for loop in loops)
-            for plan, graph in zip(plans, mine, strict=True):
-                if plan.loop != graph.name or len(plan.assignment) != len(graph.nodes):
-                    raise ValueError(f"{path.name}: {row['job']}: plan does not fit {graph.name}")
             comp = row["compile"]
             runs.append(
                 Run(
@@ -347,7 +364,7 @@ def fit(runs: list[Run]) -> dict:
 
 
 # -- report ----------------------------------------------------------------------------------
-def build_report(paths: list[Path], corpora: tuple[Path, ...] = (CORPUS,)) -> dict:
+def build_report(paths: list[Path], corpora: tuple[Path, ...] = CORPORA) -> dict:
     runs, skipped = load_runs(paths, corpora)
     checks = decisions(runs)
     decided = [c for c in checks if c["choice"]]
@@ -441,14 +458,15 @@ def main(argv: list[str] | None = None) -> int:
         "--corpus",
         type=Path,
         action="append",
-        help="folder of TTGIR files, searched in order (repeatable; default: corpus/ttgir)",
+        help="folder of TTGIR files, searched in order (repeatable; default: corpus/ttgir, "
+        "then the archived TTGIR under benchmarks/results/ttgir-*)",
     )
     args = parser.parse_args(argv)
     paths = args.results or default_sources()
     if not paths:
         print("no results file with recorded plans", file=sys.stderr)
         return 1
-    report = build_report(paths, tuple(args.corpus or [CORPUS]))
+    report = build_report(paths, tuple(args.corpus or CORPORA))
     print(format_report(report))
     if args.json:
         write_json(args.json, report)

@@ -84,3 +84,26 @@ def test_a_binary_is_timed_once_per_config() -> None:
     to_time, shared = bench.timed_once(rows)
     assert [r["strategy"] for r in to_time] == ["none", "triton", "optimal"]
     assert shared == {id(rows[1]): rows[0]}
+
+
+def test_sustained_rows_are_reported_after_their_vendor() -> None:
+    """A run with --sustain gets a table: the vendor's line, then each variant's ratio."""
+    data = json.loads(FINAL.read_text())
+    results = [r for r in data["results"] if "rate" in (r.get("bench") or {})][:2]
+    window = {"samples": 3, "sm_mhz": 1500.0, "power_w": 690.0, "power_capped": 1.0}
+    vendor = {"label": "torch SDPA", "sustained": {"rate": 500.0, "rounds": [{"samples": 0}]}}
+    for r, rate in zip(results, (510.0, 490.0), strict=True):
+        r["bench"]["vendor"] = vendor
+        r["bench"]["sustained"] = {
+            "rate": rate,
+            "ratio_to_vendor": rate / 500.0,
+            "rounds": [dict(window, joules_per_launch=5.0)],
+        }
+    env = dict(data["environment"], sustain={"seconds": 10.0, "rounds": 2, "configs": "d128"})
+    md = bench.markdown(env, results, {})
+    assert "back to back for 10 s, 2 interleaved rounds" in md
+    table = md[md.index("\n## Sustained") :].splitlines()
+    rows = [line for line in table if line.startswith(f"| {results[0]['kernel']} |")]
+    assert rows[0].endswith("| torch SDPA | 500.0 | 1.000 | - | - | - | - |")  # no samples
+    assert rows[1].endswith("| 510.0 | 1.020 | 1500 | 690 | 100% | 5.000 |")
+    assert f"| {results[0]['strategy']} |" in rows[1]
