@@ -166,9 +166,7 @@ def load_runs(paths: list[Path], corpora: tuple[Path, ...] = CORPORA):
         for row, loops in _planned_rows(_load(path)):
             plans = tuple(Plan.from_dict(loop["plan"]) for loop in loops)
             target = target_for(plans[0].target)
-            candidates = list(
-                ttgir_paths(corpora, row["kernel"], row["config"], target.capability)
-            )
+            candidates = list(ttgir_paths(corpora, row["kernel"], row["config"], target.capability))
             if not candidates:
                 skipped.add(f"{row['kernel']}.{row['config']}")
                 continue

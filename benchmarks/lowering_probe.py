@@ -350,11 +350,17 @@ def plan_from_spec(graph, spec: dict, change: list | None = None) -> Plan:
     return Plan(graph.name, "", assignment, partitions, (), "pair")
 
 
+def pair_ttgir(pair: dict) -> Path:
+    """The TTGIR a minimal pair was probed on: the corpus's, or, for a pair found on an
+    earlier version of a kernel, the archived copy its ``ttgir_dir`` names."""
+    return REPO_ROOT / pair.get("ttgir_dir", "corpus/ttgir") / pair["file"]
+
+
 def pair_variants(pairs_path: Path = PAIRS) -> list[Variant]:
     """Two variants per minimal pair: as given, and with its one change."""
     out = []
     for index, pair in enumerate(json.loads(pairs_path.read_text())):
-        text = (CORPUS / pair["file"]).read_text()
+        text = pair_ttgir(pair).read_text()
         module = ir.parse(text)
         graphs = [build_graph(module, loop) for loop in ws_loops(module)]
         cap = file_options(pair["file"])[0]

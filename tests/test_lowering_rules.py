@@ -33,8 +33,8 @@ PAIRS = json.loads((ROOT / "benchmarks" / "lowering_pairs.json").read_text())
 
 
 @cache
-def graphs(name: str) -> tuple[LoopGraph, ...]:
-    return tuple(build_graphs(ir.parse((TTGIR / name).read_text())))
+def graphs(name: str, folder: Path = TTGIR) -> tuple[LoopGraph, ...]:
+    return tuple(build_graphs(ir.parse((folder / name).read_text())))
 
 
 def rules_broken(graph: LoopGraph, plan: Plan) -> set[str]:
@@ -60,7 +60,7 @@ def plan_of(graph: LoopGraph, where, warps: tuple[int, ...] | None = None) -> Pl
 def pair_plans(index: int) -> tuple[LoopGraph, Plan, Plan]:
     """Minimal pair `index`: the graph, the plan as given and the plan with its one change."""
     pair = PAIRS[index]
-    graph = graphs(pair["file"])[pair.get("loop", 0)]
+    graph = graphs(pair["file"], ROOT / pair.get("ttgir_dir", "corpus/ttgir"))[pair.get("loop", 0)]
     spec = pair["loops"][pair.get("loop", 0)]
     assign = {k: tuple(v) for k, v in spec["assign"].items()}
     change = pair["change"]
