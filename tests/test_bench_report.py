@@ -107,3 +107,19 @@ def test_sustained_rows_are_reported_after_their_vendor() -> None:
     assert rows[0].endswith("| torch SDPA | 500.0 | 1.000 | - | - | - | - |")  # no samples
     assert rows[1].endswith("| 510.0 | 1.020 | 1500 | 690 | 100% | 5.000 |")
     assert f"| {results[0]['strategy']} |" in rows[1]
+
+
+def test_each_sustained_vendor_timing_heads_its_own_rows() -> None:
+    """Triton's built-in path is timed in a later phase against a vendor timing of its own:
+    its row is listed under that timing, not under the first one."""
+    data = json.loads(FINAL.read_text())
+    first = next(r for r in data["results"] if "rate" in (r.get("bench") or {}))
+    rows = [
+        dict(first, strategy=s, bench=dict(first["bench"])) for s in ("none", "builtin", "triton")
+    ]
+    vendors = [{"label": "ref", "sustained": {"rate": rate, "rounds": []}} for rate in (10.0, 20.0)]
+    for row, vendor in zip(rows, (vendors[0], vendors[1], vendors[0]), strict=True):
+        row["bench"]["vendor"] = vendor
+        row["bench"]["sustained"] = {"rate": 10.0, "ratio_to_vendor": 1.0, "rounds": []}
+    labels = [line.split("|")[3].strip() for line in bench._sustained_table(rows)[6:]]
+    assert labels == ["ref", "none", "triton", "ref", "builtin"]
