@@ -121,5 +121,5 @@ def test_each_sustained_vendor_timing_heads_its_own_rows() -> None:
     for row, vendor in zip(rows, (vendors[0], vendors[1], vendors[0]), strict=True):
         row["bench"]["vendor"] = vendor
         row["bench"]["sustained"] = {"rate": 10.0, "ratio_to_vendor": 1.0, "rounds": []}
-    labels = [line.split("|")[3].strip() for line in bench._sustained_table(rows)[6:]]
+    labels = [line.split("|")[3].strip() for line in bench._sustained_table(rows)[7:]]
     assert labels == ["ref", "none", "triton", "ref", "builtin"]
