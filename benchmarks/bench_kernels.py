@@ -624,6 +624,9 @@ def bench_kernel(
         torch.cuda.empty_cache()
 
 
+VENDOR = " vendor"  # a run name no job has (job names have no spaces)
+
+
 def _sustained(
     module: Any,
     compiled: dict,
@@ -641,27 +644,26 @@ def _sustained(
 
     from benchmarks import gpu_power
 
-    def one(fn: Any) -> dict:
-        _progress[0] = time.monotonic()
-        n, elapsed, t0, t1 = gpu_power.sustain(fn, sustain.seconds, torch.cuda.synchronize)
-        return gpu_power.summarize(sampler.between(t0, t1), n, elapsed, work)
+    kernels = {row["job"]: compiled[(row["job"], "kernel")] for row in to_time}
+    runs = {VENDOR: ref["fn"], **dict.fromkeys(kernels, launch)}
 
-    vendor_rounds: list[dict] = []
-    rounds: dict[int, list[dict]] = {id(row): [] for row in to_time}
-    with gpu_power.Sampler().running() as sampler:
-        for _ in range(sustain.rounds):
-            vendor_rounds.append(one(ref["fn"]))
-            for row in to_time:
-                with bound(module, compiled[(row["job"], "kernel")]):
-                    rounds[id(row)].append(one(launch))
-    vendor_rate = statistics.median(r["rate"] for r in vendor_rounds)
-    vendor_row["sustained"] = {"rate": vendor_rate, "rounds": vendor_rounds}
+    def scope(name: str) -> contextlib.AbstractContextManager:
+        return bound(module, kernels[name]) if name in kernels else contextlib.nullcontext()
+
+    def progress(name: str, row: dict) -> None:
+        _progress[0] = time.monotonic()
+
+    windows = gpu_power.interleaved(
+        runs, sustain.seconds, sustain.rounds, work, torch.cuda.synchronize, scope, progress
+    )
+    vendor_rate = statistics.median(r["rate"] for r in windows[VENDOR])
+    vendor_row["sustained"] = {"rate": vendor_rate, "rounds": windows[VENDOR]}
     for row in to_time:
-        rate = statistics.median(r["rate"] for r in rounds[id(row)])
+        rate = statistics.median(r["rate"] for r in windows[row["job"]])
         row["bench"]["sustained"] = {
             "rate": rate,
             "ratio_to_vendor": rate / vendor_rate,
-            "rounds": rounds[id(row)],
+            "rounds": windows[row["job"]],
         }
 
 

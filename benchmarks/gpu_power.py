@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 QUERY = (
@@ -135,3 +136,28 @@ def describe(row: dict) -> str:
             f"power-capped {100 * row['power_capped']:.0f}%  {row['joules_per_launch']:.3f} J"
         )
     return text
+
+
+def interleaved(
+    runs: dict[str, Callable[[], object]],
+    seconds: float,
+    rounds: int,
+    work: float,
+    sync: Callable[[], None],
+    scope: Callable[[str], AbstractContextManager] = lambda name: contextlib.nullcontext(),
+    report: Callable[[str, dict], None] | None = None,
+) -> dict[str, list[dict]]:
+    """Each run back to back for `seconds`, in `rounds` interleaved rounds, with the GPU
+    sampled throughout: name -> one summarize() row per round. `scope(name)` is entered
+    around a run's window (e.g. to bind its kernel); `report` sees each row as it comes."""
+    out: dict[str, list[dict]] = {name: [] for name in runs}
+    with Sampler().running() as sampler:
+        for _ in range(rounds):
+            for name, fn in runs.items():
+                with scope(name):
+                    n, elapsed, start, end = sustain(fn, seconds, sync)
+                row = summarize(sampler.between(start, end), n, elapsed, work)
+                out[name].append(row)
+                if report is not None:
+                    report(name, row)
+    return out

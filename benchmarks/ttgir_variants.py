@@ -100,15 +100,10 @@ def _sustained(runs: dict, seconds: float, rounds: int, work: float) -> dict[str
 
     from benchmarks import gpu_power
 
-    out: dict[str, list[dict]] = {name: [] for name in runs}
-    with gpu_power.Sampler().running() as sampler:
-        for _ in range(rounds):
-            for name, fn in runs.items():
-                n, elapsed, start, end = gpu_power.sustain(fn, seconds, torch.cuda.synchronize)
-                row = gpu_power.summarize(sampler.between(start, end), n, elapsed, work)
-                out[name].append(row)
-                print(f"sustained {name:40s} " + gpu_power.describe(row), flush=True)
-    return out
+    def report(name: str, row: dict) -> None:
+        print(f"sustained {name:40s} " + gpu_power.describe(row), flush=True)
+
+    return gpu_power.interleaved(runs, seconds, rounds, work, torch.cuda.synchronize, report=report)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -123,3 +123,36 @@ def test_each_sustained_vendor_timing_heads_its_own_rows() -> None:
         row["bench"]["sustained"] = {"rate": 10.0, "ratio_to_vendor": 1.0, "rounds": []}
     labels = [line.split("|")[3].strip() for line in bench._sustained_table(rows)[7:]]
     assert labels == ["ref", "none", "triton", "ref", "builtin"]
+
+
+def test_sustained_timing_binds_each_variant_and_rates_it_against_the_vendor(monkeypatch):
+    """bench_kernels._sustained on stand-ins (no GPU): each job's window runs its own kernel,
+    the vendor's runs the reference, and each row's ratio is to the vendor's median rate."""
+    import contextlib
+    import types
+
+    from benchmarks import gpu_power
+
+    monkeypatch.setitem(
+        sys.modules, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=int))
+    )
+    monkeypatch.setattr(
+        gpu_power.Sampler, "running", contextlib.contextmanager(lambda s: iter([s]))
+    )
+    monkeypatch.setattr(gpu_power, "sustain", lambda fn, seconds, sync: (fn(), 1.0, 0.0, 1.0))
+    module = types.SimpleNamespace(KERNEL=types.SimpleNamespace(arg_names=[], params=[]))
+    # launches per window: the reference 100, job a 110, job b 90 (as if the kernel ran)
+    per_window = {"ref": 100, "kernel a": 110, "kernel b": 90}
+
+    def launch():
+        return per_window[module.KERNEL.compiled]
+
+    rows = [{"job": j, "bench": {}} for j in ("a", "b")]
+    vendor_row: dict = {}
+    compiled = {(j, "kernel"): f"kernel {j}" for j in ("a", "b")}
+    sustain = bench.Sustain(seconds=1.0, rounds=2)
+    reference = {"fn": lambda: per_window["ref"]}
+    bench._sustained(module, compiled, reference, vendor_row, rows, launch, 1e12, sustain)
+    assert vendor_row["sustained"]["rate"] == pytest.approx(100.0)
+    assert [r["bench"]["sustained"]["ratio_to_vendor"] for r in rows] == pytest.approx([1.1, 0.9])
+    assert all(len(r["bench"]["sustained"]["rounds"]) == 2 for r in rows)

@@ -54,3 +54,26 @@ def test_sustain_runs_until_the_time_is_up():
     calls = []
     n, elapsed, start, end = gpu_power.sustain(lambda: calls.append(1), 0.01, lambda: None, 5)
     assert n == len(calls) and n % 5 == 0 and elapsed >= 0.01 and end - start == elapsed
+
+
+def test_interleaved_rounds_visit_every_run_in_order(monkeypatch):
+    """Rounds alternate the runs; each window is entered through its scope and reported."""
+    monkeypatch.setattr(gpu_power.Sampler, "running", _no_sampler)
+    order, scopes, reported = [], [], []
+
+    def scope(name):
+        scopes.append(name)
+        return gpu_power.contextlib.nullcontext()
+
+    runs = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    out = gpu_power.interleaved(
+        runs, 0.0, 2, 1e9, lambda: None, scope, lambda name, row: reported.append(name)
+    )
+    assert scopes == reported == ["a", "b", "a", "b"]
+    assert [len(out[k]) for k in "ab"] == [2, 2]
+    assert order == ["a"] * 20 + ["b"] * 20 + ["a"] * 20 + ["b"] * 20  # one batch each
+
+
+@gpu_power.contextlib.contextmanager
+def _no_sampler(self):
+    yield self
