@@ -70,7 +70,11 @@ class Sampler:
             "--format=csv,noheader,nounits",
             f"-lms={self.period_ms}",
         ]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        except FileNotFoundError:
+            why = "nvidia-smi not found: the sustained timing samples the GPU with it"
+            raise RuntimeError(why) from None
         reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
         reader.start()
         try:

@@ -77,3 +77,9 @@ def test_interleaved_rounds_visit_every_run_in_order(monkeypatch):
 @gpu_power.contextlib.contextmanager
 def _no_sampler(self):
     yield self
+
+
+def test_without_nvidia_smi_the_sampler_says_so(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RuntimeError, match="nvidia-smi not found"), gpu_power.Sampler().running():
+        pass
