@@ -48,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks import verify_gpu  # noqa: E402
+from benchmarks import variants, verify_gpu  # noqa: E402
 from benchmarks.stats import spearman  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 
@@ -160,10 +160,14 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
     """Install the strategy's stages hook and Triton cache directory for the block."""
     from triton import knobs
 
-    if strategy in DROPIN:
+    variant = variants.parse(strategy)
+    if strategy in DROPIN or variant is not None:
         import ws_solver.triton as wst
 
-        name, options = DROPIN_SETTINGS.get(strategy, (strategy, {}))
+        if variant is not None:
+            name, options = variant.plan, variant.enable_keywords()
+        else:
+            name, options = DROPIN_SETTINGS.get(strategy, (strategy, {}))
         wst.enable(name, cache_dir=cache_root, **options)
         try:
             yield
@@ -198,6 +202,10 @@ def compile_job(job: Job, cache_root: Path, capability: int = 90) -> tuple[Any, 
     config = module.CONFIGS[job.config]
     info: dict = {"job": job.name, "kernel": job.kernel, "config": job.config}
     info["strategy"] = job.strategy
+    variant = variants.parse(job.strategy)
+    options = corpus_kernels.options(config)
+    if variant is not None and variant.stage_delta:
+        options["num_stages"] = variant.num_stages(config["num_stages"])
     start = time.perf_counter()
     compiled = None
     with strategy_scope(job.strategy, cache_root):
@@ -205,11 +213,11 @@ def compile_job(job: Job, cache_root: Path, capability: int = 90) -> tuple[Any, 
             compiled = triton.compile(
                 make_source(job.kernel, job.config),
                 target=GPUTarget("cuda", capability, 32),
-                options=corpus_kernels.options(config),
+                options=options,
             )
         except Exception as e:
             info["error"] = _first_error_line(e)
-        if job.strategy in DROPIN:
+        if job.strategy in DROPIN or variant is not None:
             import ws_solver.triton as wst
 
             report = wst.last_compile_report()
@@ -231,7 +239,18 @@ def _dropin_summary(report: dict) -> dict:
         "loops": [
             {
                 k: loop.get(k)
-                for k in ("loop", "specialized", "reason", "ii", "objective", "status", "ops")
+                for k in (
+                    "loop",
+                    "specialized",
+                    "reason",
+                    "ii",
+                    "objective",
+                    "status",
+                    "ops",
+                    "cost",
+                    "rank",
+                    "alternatives",
+                )
                 if k in loop
             }
             | {"partitions": len(loop.get("partitions", []) or []), "plan": loop.get("plan")}
@@ -544,7 +563,8 @@ def bench_kernel(
         todo = [
             r
             for r in rows
-            if r.get("verify", {}).get("passed") and r["strategy"] in timed_strategies
+            if r.get("verify", {}).get("passed")
+            and (r["strategy"] in timed_strategies or variants.parse(r["strategy"]))
         ]
         if not todo:
             continue
@@ -1185,6 +1205,7 @@ def _verify_all(results: list[dict], cache_root: Path, save) -> dict:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     compiled: dict = {}
+    verified: dict[tuple[str, str, str], dict] = {}  # (kernel, config, binary) -> first row
     for row in results:
         if (row["compile"] or {}).get("error"):
             continue
@@ -1198,6 +1219,11 @@ def _verify_all(results: list[dict], cache_root: Path, save) -> dict:
             row["verify"] = {"passed": False, "why": f"load failed: {_first_error_line(e)}"}
             continue
         compiled[(row["job"], "kernel")] = kernel
+        same = (row["kernel"], row["config"], row["compile"].get("binary") or row["job"])
+        if same in verified:  # one cubin, one launch: the same verdict
+            row["verify"] = {**verified[same]["verify"], "same_binary_as": verified[same]["job"]}
+            continue
+        verified[same] = row
         module = corpus_kernels.load(row["kernel"])
         config = module.CONFIGS[row["config"]]
         t0 = time.perf_counter()

@@ -23,6 +23,26 @@ from .model.plan import Plan
 from .model.target import Target, target_for
 
 STRATEGIES = ("optimal", "heuristic", "none")
+# "explore:K": each loop's K-th best plan under the cost model (`encode.alternatives`); a loop
+# with no K-th plan keeps its best one (rank 0, the modeled optimum).
+EXPLORE = "explore:"
+
+
+def explore_rank(strategy: str) -> int | None:
+    """K of "explore:K"; None for any other strategy name."""
+    if not strategy.startswith(EXPLORE):
+        return None
+    rank = strategy[len(EXPLORE) :]
+    if not rank.isdigit():
+        raise ValueError(f"bad strategy {strategy!r}: write explore:K with K = 0, 1, 2, ...")
+    return int(rank)
+
+
+def check_strategy(strategy: str) -> None:
+    """ValueError unless `strategy` is one of STRATEGIES or explore:K."""
+    if strategy not in STRATEGIES and explore_rank(strategy) is None:
+        choices = ", ".join((*STRATEGIES, "explore:K"))
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {choices}")
 
 
 @dataclass(frozen=True)
@@ -107,8 +127,7 @@ def plan_loop(
     `options.cache` is off; a plan served from the cache says so in its details."""
     if strategy == "none":
         return single_partition_plan(graph, target, "none"), "strategy none", {}
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    check_strategy(strategy)
     if not getattr(options, "cache", True):
         return _solve_loop(graph, target, strategy, options)
     key = plancache.key_for(graph, target, strategy, options)
@@ -135,6 +154,9 @@ def _solve_loop(
     heuristic, reason = decide(graph, target, force=options.force and strategy == "heuristic")
     if strategy == "heuristic":
         return heuristic, reason, {}
+    rank = explore_rank(strategy)
+    if rank is not None:
+        return _explore_loop(graph, target, rank, heuristic, options)
     if strategy != "optimal":
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     if not has_load_feeding_mma(graph):
@@ -163,6 +185,42 @@ def _solve_loop(
         else "no better than one partition"
     )
     return plan, reason, details
+
+
+def loop_alternatives(
+    graph: LoopGraph, target: Target, k: int, hint: Plan, options: SolveOptions
+) -> list:
+    """`encode.alternatives` of one loop, hinted with the heuristic's plan; one plan (one
+    partition) for a loop with nothing to overlap."""
+    from .encode.alternatives import Alternative, alternatives
+
+    if not has_load_feeding_mma(graph):
+        plan = single_partition_plan(graph, target, f"{EXPLORE}0")
+        cost = evaluate(plan, graph, target)
+        return [Alternative(0, plan, cost.ii, cost.objective, "SKIPPED", ())]
+    return alternatives(
+        graph,
+        target,
+        k,
+        hint=hint,
+        time_limit=options.time_limit,
+        workers=options.workers,
+        seed=options.seed,
+    )
+
+
+def _explore_loop(
+    graph: LoopGraph, target: Target, rank: int, heuristic: Plan, options: SolveOptions
+) -> tuple[Plan, str, dict]:
+    found = loop_alternatives(graph, target, rank + 1, heuristic, options)
+    if not found:
+        raise ValueError(f"no valid plan for {graph.name}: nothing to explore")
+    chosen = found[rank] if rank < len(found) else found[0]
+    kept = "" if rank < len(found) else f"; only {len(found)} plan(s), so rank 0"
+    parts = len(chosen.plan.partitions)
+    what = f"specialized: {parts} partitions" if parts > 1 else "not specialized"
+    details = {"status": chosen.status, "rank": chosen.rank, "alternatives": len(found)}
+    return chosen.plan, f"{what} (explore rank {chosen.rank}{kept})", details
 
 
 def has_load_feeding_mma(graph: LoopGraph) -> bool:

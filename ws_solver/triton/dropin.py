@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import plancache
-from ..pipeline import LoopReport, SolveOptions, partition_text
+from ..pipeline import LoopReport, SolveOptions, explore_rank, partition_text
 from . import guard as lguard
 from . import pipeline as tpipe
 from .overlap import sink_wgmma_waits_report
@@ -45,6 +45,15 @@ FALLBACKS: dict[str, tuple[str, ...]] = {
     "triton": ("triton", "none"),
     "none": ("none",),
 }
+
+
+def fallbacks_for(strategy: str) -> tuple[str, ...]:
+    """FALLBACKS, with "explore:K" (a plan of `ws-solver explore`) falling back as optimal."""
+    if explore_rank(strategy) is not None:
+        return (strategy, *FALLBACKS["optimal"])
+    return FALLBACKS[strategy]
+
+
 STOCK = "stock"  # Triton's own make_ttgir, as if ws_solver were not enabled
 
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
@@ -165,7 +174,9 @@ def enable(
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
 
     ``strategy``: "optimal" (CP-SAT, seeded by the heuristic), "heuristic", "triton"
-    (Triton's own partitioner through the same pipeline) or "none" (no specialization).
+    (Triton's own partitioner through the same pipeline), "none" (no specialization) or
+    "explore:K" (each loop's K-th best plan under the cost model, as `ws-solver explore`
+    lists them; rank 0 is the modeled optimum).
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
     leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
     wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``).
@@ -177,8 +188,9 @@ def enable(
     lowering of a partitioned module may take in the guard's child process before the
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if strategy not in STRATEGIES and explore_rank(strategy) is None:
+        choices = ", ".join((*STRATEGIES, "explore:K"))
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {choices}")
     if lowering_timeout is not None and lowering_timeout < 0:
         raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
@@ -384,7 +396,7 @@ class _KernelCompile:
             part_text = None
         sites = _loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
-            for strategy in FALLBACKS[self.settings.strategy]:
+            for strategy in fallbacks_for(self.settings.strategy):
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
                     break
