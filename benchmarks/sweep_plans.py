@@ -153,69 +153,173 @@ def tie(a: dict, b: dict) -> bool:
     return abs(a["ms"] - b["ms"]) / min(a["ms"], b["ms"]) <= limit
 
 
+def is_plan_only(name: str) -> bool:
+    """A variant that changes only the plan (default knobs and num_stages)."""
+    v = variants.parse(name)
+    return v is None or (v.overlap_wgmma and v.release_per_warp_group and not v.stage_delta)
+
+
 def headroom(records: list[dict], rows: list[dict]) -> list[dict]:
-    """Per config: the best binary and how heuristic, optimal, none and triton compare."""
+    """Per config: the best binary, the best one that differs only in its plan, and how
+    none, heuristic, optimal and triton compare with the best."""
     out = []
     configs = sorted({(r["kernel"], r["config"]) for r in records})
     for kernel, config in configs:
         mine = [r for r in records if r["kernel"] == kernel and r["config"] == config]
         best = min(mine, key=lambda r: r["ms"])
+        plans = [r for r in mine if any(is_plan_only(v) and v != "triton" for v in r["variants"])]
+        best_plan = min(plans, key=lambda r: r["ms"])
         entry: dict = {
             "kernel": kernel,
             "config": config,
             "binaries": len(mine),
+            "plan_binaries": len(plans),
             "best": best["variants"],
             "best_ms": best["ms"],
             "best_spread": best["spread"],
+            "best_plan": [v for v in best_plan["variants"] if is_plan_only(v)],
+            "best_plan_ms": best_plan["ms"],
         }
         for name in BASE:
             found = next((r for r in mine if name in r["variants"]), None)
-            entry[name] = (
-                None
-                if found is None
-                else {
-                    "ms": found["ms"],
-                    "slowdown": found["ms"] / best["ms"] - 1,
-                    "tie_with_best": tie(found, best),
-                    "binary": found["binary"],
-                }
-            )
-        failed = [
+            entry[name] = None if found is None else compared(found, best, best_plan)
+        entry["not_verified"] = [
             r["strategy"]
             for r in rows
             if r["kernel"] == kernel
             and r["config"] == config
             and not (r.get("verify") or {}).get("passed")
         ]
-        entry["not_verified"] = failed
         out.append(entry)
     return out
+
+
+def compared(found: dict, best: dict, best_plan: dict) -> dict:
+    return {
+        "ms": found["ms"],
+        "binary": found["binary"],
+        "slowdown": found["ms"] / best["ms"] - 1,
+        "tie_with_best": tie(found, best),
+        "plan_slowdown": found["ms"] / best_plan["ms"] - 1,
+        "tie_with_best_plan": tie(found, best_plan),
+    }
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.1f}%"
 
 
+def _cell(v: dict | None, key: str) -> str:
+    if v is None:
+        return "-"
+    tied = v[f"tie_with_{key}"] and v[f"{'plan_' if key == 'best_plan' else ''}slowdown"]
+    value = v["plan_slowdown"] if key == "best_plan" else v["slowdown"]
+    return _pct(value) + (" (tie)" if tied else "")
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+
+
 def headroom_markdown(table: list[dict]) -> str:
+    """Two tables: against the best plan at the default knobs, and against the best of all."""
+    head = " | ".join(BASE)
     lines = [
-        "| kernel | config | distinct binaries | best (variants) | best ms | spread |"
-        " heuristic | optimal | none | triton | did not compile or verify |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "### Against the best plan (default knobs and num_stages)",
+        "",
+        f"| kernel | config | plan binaries | best plan | ms | {head} |",
+        "|---|---|---|---|---|" + "---|" * len(BASE),
+    ]
+    for e in table:
+        cells = " | ".join(_cell(e[name], "best_plan") for name in BASE)
+        lines.append(
+            f"| {e['kernel']} | {e['config']} | {e['plan_binaries']} | {_names(e['best_plan'])}"
+            f" | {e['best_plan_ms']:.3f} | {cells} |"
+        )
+    lines += [
+        "",
+        "### Against the best binary of the sweep (knobs and num_stages included)",
+        "",
+        f"| kernel | config | binaries | best | ms | spread | {head} | not verified |",
+        "|---|---|---|---|---|---|" + "---|" * len(BASE) + "---|",
+    ]
+    for e in table:
+        cells = " | ".join(_cell(e[name], "best") for name in BASE)
+        lines.append(
+            f"| {e['kernel']} | {e['config']} | {e['binaries']} | {_names(e['best'])} |"
+            f" {e['best_ms']:.3f} | {100 * e['best_spread']:.1f}% | {cells} |"
+            f" {', '.join(e['not_verified']) or '-'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# Each change alone against the heuristic's plan at the drop-in's defaults, same run.
+ATTRIBUTION = (
+    ("not specialized", "none"),  # the decision to specialize, undone
+    ("wgmma waits not sunk", "heuristic~ov0"),
+    ("partition-wide release", "heuristic~wg0"),
+    ("num_stages - 1", "heuristic~s-1"),
+    ("num_stages + 1", "heuristic~s+1"),
+    ("best other plan", None),  # the fastest plan-only binary other than the heuristic's
+)
+
+
+def attribution(records: list[dict]) -> list[dict]:
+    """Per config: the time of each change alone relative to the heuristic's binary
+    (positive: slower), and whether it is within noise."""
+    out = []
+    for kernel, config in sorted({(r["kernel"], r["config"]) for r in records}):
+        mine = [r for r in records if r["kernel"] == kernel and r["config"] == config]
+        base = next((r for r in mine if "heuristic" in r["variants"]), None)
+        if base is None:
+            continue
+        entry: dict = {"kernel": kernel, "config": config, "heuristic_ms": base["ms"]}
+        for label, variant in ATTRIBUTION:
+            if variant is None:
+                others = [
+                    r
+                    for r in mine
+                    if r is not base
+                    and any(is_plan_only(v) and v not in ("triton", "none") for v in r["variants"])
+                ]
+                found = min(others, key=lambda r: r["ms"], default=None)
+            else:
+                found = next((r for r in mine if variant in r["variants"]), None)
+            entry[label] = (
+                None
+                if found is None
+                else {
+                    "relative": found["ms"] / base["ms"] - 1,
+                    "tie": tie(found, base),
+                    "same_binary": found is base,
+                    "variants": found["variants"],
+                }
+            )
+        out.append(entry)
+    return out
+
+
+def attribution_markdown(table: list[dict]) -> str:
+    labels = [label for label, _ in ATTRIBUTION]
+    lines = [
+        "Each change alone, relative to the heuristic's binary at the drop-in's defaults "
+        "(negative: faster; `=`: the same binary; `~`: within noise):",
+        "",
+        f"| kernel | config | heuristic ms | {' | '.join(labels)} |",
+        "|---|---|---|" + "---|" * len(labels),
     ]
     for e in table:
         cells = []
-        for name in BASE:
-            v = e[name]
-            cells.append(
-                "-"
-                if v is None
-                else f"{_pct(v['slowdown'])}{' (tie)' if v['tie_with_best'] and v['slowdown'] else ''}"
-            )
-        best = ", ".join(e["best"][:4]) + (" …" if len(e["best"]) > 4 else "")
+        for label in labels:
+            v = e[label]
+            if v is None:
+                cells.append("-")
+            elif v["same_binary"]:
+                cells.append("=")
+            else:
+                cells.append(_pct(v["relative"]) + (" ~" if v["tie"] else ""))
         lines.append(
-            f"| {e['kernel']} | {e['config']} | {e['binaries']} | {best} | {e['best_ms']:.3f} |"
-            f" {100 * e['best_spread']:.1f}% | {' | '.join(cells)} |"
-            f" {', '.join(e['not_verified']) or '-'} |"
+            f"| {e['kernel']} | {e['config']} | {e['heuristic_ms']:.3f} | {' | '.join(cells)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -224,11 +328,19 @@ def analyze(args: argparse.Namespace) -> int:
     rows = load_rows(args.results)
     records = dataset(rows)
     table = headroom(records, rows)
+    causes = attribution(records)
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"schema": SCHEMA, "version": 1, "records": records, "headroom": table}
+    payload = {
+        "schema": SCHEMA,
+        "version": 1,
+        "records": records,
+        "headroom": table,
+        "attribution": causes,
+    }
     (args.out / "dataset.json").write_text(json.dumps(payload, indent=1, sort_keys=True))
-    (args.out / "headroom.md").write_text(headroom_markdown(table))
-    print(headroom_markdown(table))
+    text = headroom_markdown(table) + "\n### Attribution\n\n" + attribution_markdown(causes)
+    (args.out / "headroom.md").write_text(text)
+    print(text)
     print(f"{len(records)} distinct binaries over {len(table)} configs -> {args.out}")
     return 0
 

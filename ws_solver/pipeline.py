@@ -15,6 +15,7 @@ from typing import Any
 from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
 from .model.cost import evaluate, kernel_register_conflict, single_partition_plan
+from .model.decision import DEPARTURE_MARGIN, departure
 from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
@@ -51,6 +52,9 @@ class SolveOptions:
     workers: int = 2
     seed: int = 0
     cache: bool = True  # reuse/store plans in ws_solver.plancache (not part of the key)
+    # Optimal only: depart from the heuristic's plan only for a larger modeled gain
+    # (model/decision.py); None: always the modeled optimum (what `compare` shows).
+    margin: float | None = DEPARTURE_MARGIN
     # Heuristic only: specialize whenever a valid plan exists, even when the cost model says
     # one partition is as fast (for measuring what specialization does; see decide()).
     force: bool = False
@@ -184,7 +188,34 @@ def _solve_loop(
         if plan.specialized
         else "no better than one partition"
     )
-    return plan, reason, details
+    if result.ii is None or options.margin is None or _same_plan(plan, heuristic):
+        return plan, reason, details
+    choice = departure(result.hint_ii, result.ii, options.margin)
+    details |= {
+        "decision": choice.decision,
+        "modeled_gain": round(choice.modeled_gain, 6),
+        "margin": choice.margin,
+        "optimum_ii": result.ii,
+        "optimum_objective": result.objective,
+    }
+    if choice.depart:
+        return plan, f"{reason} ({choice.reason()})", details
+    return (
+        heuristic,
+        f"{reason_kept(heuristic)} (heuristic's plan kept: {choice.reason()})",
+        details,
+    )
+
+
+def _same_plan(a: Plan, b: Plan) -> bool:
+    """Same assignment, partitions and channels (the strategy label aside)."""
+    return (a.assignment, a.partitions, a.channels) == (b.assignment, b.partitions, b.channels)
+
+
+def reason_kept(plan: Plan) -> str:
+    if plan.specialized:
+        return f"specialized: {len(plan.partitions)} partitions"
+    return "not specialized"
 
 
 def loop_alternatives(

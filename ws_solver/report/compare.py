@@ -16,10 +16,11 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 
 from ..model.cost import PARAMS, evaluate, tiebreak
+from ..model.decision import DEPARTURE_MARGIN, departure
 from ..model.graph import LoopGraph
 from ..model.plan import Plan, is_assignable
 from ..model.target import Target
@@ -53,7 +54,9 @@ def compare_loop(file: str, graph: LoopGraph, target: Target, options) -> LoopCo
     h_plan, h_reason, h_details = plan_loop(graph, target, "heuristic", options)
     heuristic_wall = perf_counter() - start
     start = perf_counter()
-    o_plan, o_reason, o_details = plan_loop(graph, target, "optimal", options)
+    # The modeled optimum itself; `departure` says what `optimal` makes of it.
+    modeled = replace(options, margin=None) if hasattr(options, "margin") else options
+    o_plan, o_reason, o_details = plan_loop(graph, target, "optimal", modeled)
     optimal_wall = perf_counter() - start
     candidate = h_plan
     if not h_plan.specialized and o_plan.specialized:
@@ -61,6 +64,7 @@ def compare_loop(file: str, graph: LoopGraph, target: Target, options) -> LoopCo
     record = loop_record(
         file, graph, target, (h_plan, h_reason), (o_plan, o_reason, o_details), candidate
     )
+    record["optimal"]["departure"] = departure_record(record)
     timing = {
         "file": file,
         "kernel": graph.kernel,
@@ -71,6 +75,20 @@ def compare_loop(file: str, graph: LoopGraph, target: Target, options) -> LoopCo
         "plan_cache": "hit" if o_details.get("plan_cache") == "hit" else "miss",
     }
     return LoopComparison(record, timing, o_plan, o_details)
+
+
+def departure_record(record: dict) -> dict:
+    """What the `optimal` strategy does with this optimum (model/decision.py): "same plan"
+    when the optimum is no better than the heuristic's plan under the model."""
+    if not record["objective_better"]:
+        return {"decision": "same plan", "modeled_gain": 0.0, "margin": DEPARTURE_MARGIN}
+    h_ii = None if record["heuristic"]["violations"] else record["heuristic"]["ii"]
+    choice = departure(h_ii, record["optimal"]["ii"])
+    return {
+        "decision": choice.decision,
+        "modeled_gain": round(choice.modeled_gain, 6),
+        "margin": choice.margin,
+    }
 
 
 def _declined_candidate(graph: LoopGraph, target: Target) -> Plan | None:
@@ -357,6 +375,9 @@ def summarize(records: Sequence[dict], failures: Sequence[dict]) -> dict:
             "share": _share(len(proven), len(solved)),
         },
         "loops_with_overrides": sum(bool(r["overrides"]) for r in records),
+        "departure": dict(
+            sorted(Counter(r["optimal"]["departure"]["decision"] for r in records).items())
+        ),
         "split_rules": dict(sorted(rules.items())),
     }
 
@@ -511,6 +532,13 @@ def summary_lines(document: dict) -> list[str]:
             f"specialized: heuristic {s['specialized']['heuristic']}, "
             f"optimal {s['specialized']['optimal']} of {n} loops; "
             f"{s['loops_with_overrides']} loops where the optimum overrode the heuristic"
+        )
+        dep = s["departure"]
+        lines.append(
+            f"strategy optimal (departs only for a modeled gain over "
+            f"{_pct(DEPARTURE_MARGIN)}, the model's measured error): the optimum in "
+            f"{dep.get('optimum', 0)} loops, the heuristic's plan kept in "
+            f"{dep.get('heuristic kept', 0)}, the same plan in {dep.get('same plan', 0)}"
         )
         ow = t["optimal_wall_s"]
         lines.append(

@@ -1,0 +1,204 @@
+"""Plan enumeration (`encode.alternatives`), `explore:K`, `ws-solver explore` and the
+departure rule of `optimal` (model/decision.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ws_solver import ir
+from ws_solver.encode import encode, solve
+from ws_solver.encode.alternatives import alternatives, signature
+from ws_solver.exploration import annotate_rank, explore_module
+from ws_solver.heuristic_seed import decide
+from ws_solver.model.cost import evaluate
+from ws_solver.model.decision import DEPARTURE_MARGIN, departure
+from ws_solver.model.dfg import build_graph, ws_loops
+from ws_solver.pipeline import SolveOptions, check_strategy, explore_rank, plan_loop, resolve_target
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "corpus" / "ttgir"
+GEMM = CORPUS / "gemm_tma.t128x256x64_w8_s3.sm90.ttgir"
+TWO_LOOPS = CORPUS / "attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir"
+ROW_REDUCE = CORPUS / "row_reduce.r4_n1024_w4_s3.sm90.ttgir"
+OPTIONS = SolveOptions(time_limit=2.0, workers=1, seed=0, cache=False)
+
+
+def first_loop(path: Path):
+    module = ir.parse(path.read_text())
+    target = resolve_target(module, None)
+    return build_graph(module, ws_loops(module)[0]), target
+
+
+@pytest.fixture(scope="module")
+def gemm_alternatives():
+    graph, target = first_loop(GEMM)
+    heuristic, _ = decide(graph, target)
+    return graph, target, alternatives(graph, target, 5, hint=heuristic, time_limit=2.0)
+
+
+def test_rank_zero_is_the_optimum(gemm_alternatives) -> None:
+    graph, target, alts = gemm_alternatives
+    heuristic, _ = decide(graph, target)
+    best = solve(graph, target, hint=heuristic, time_limit=2.0, workers=1)
+    assert alts[0].objective == best.objective
+    assert alts[0].plan.assignment == best.plan.assignment
+
+
+def test_alternatives_are_valid_distinct_and_best_first(gemm_alternatives) -> None:
+    graph, target, alts = gemm_alternatives
+    assert len(alts) == 5
+    assert [a.rank for a in alts] == list(range(5))
+    enc = encode(graph, target)
+    signatures = {signature(enc, a.plan) for a in alts}
+    assert len(signatures) == 5  # distinct in where the non-duplicable ops run
+    objectives = [a.objective for a in alts]
+    assert objectives == sorted(objectives)  # each round: the best plan not cut yet
+    for a in alts:
+        assert a.plan.check(graph, target) == []
+        assert evaluate(a.plan, graph, target).objective == a.objective
+        assert a.plan.strategy == f"explore:{a.rank}"
+        assert a.status == "OPTIMAL"
+
+
+def test_alternatives_are_deterministic(gemm_alternatives) -> None:
+    graph, target, alts = gemm_alternatives
+    heuristic, _ = decide(graph, target)
+    again = alternatives(graph, target, 5, hint=heuristic, time_limit=2.0)
+    assert [a.plan.to_json() for a in again] == [a.plan.to_json() for a in alts]
+
+
+def test_a_loop_with_few_plans_ends_early() -> None:
+    graph, target = first_loop(GEMM)
+    alts = alternatives(graph, target, 500, time_limit=2.0)
+    assert 5 < len(alts) < 500  # the model has finitely many distinct placements
+    assert len({a.signature for a in alts}) == len(alts)
+
+
+def test_k_must_be_positive() -> None:
+    graph, target = first_loop(GEMM)
+    with pytest.raises(ValueError, match="at least 1"):
+        alternatives(graph, target, 0)
+
+
+def test_strategy_names() -> None:
+    assert explore_rank("explore:3") == 3 and explore_rank("optimal") is None
+    check_strategy("explore:0")
+    for bad in ("explore:", "explore:x", "explore:-1", "best"):
+        with pytest.raises(ValueError):
+            check_strategy(bad)
+
+
+def test_explore_strategy_takes_the_ranked_plan(gemm_alternatives) -> None:
+    graph, target, alts = gemm_alternatives
+    for rank in (0, 2):
+        plan, reason, details = plan_loop(graph, target, f"explore:{rank}", OPTIONS)
+        assert plan.assignment == alts[rank].plan.assignment
+        assert details["rank"] == rank and f"explore rank {rank}" in reason
+
+
+def test_explore_strategy_past_the_last_plan_keeps_rank_zero() -> None:
+    graph, target = first_loop(ROW_REDUCE)  # nothing to overlap: one plan
+    plan, reason, details = plan_loop(graph, target, "explore:3", OPTIONS)
+    assert not plan.specialized and details["rank"] == 0 and "only 1 plan" in reason
+
+
+def test_annotate_rank_writes_each_loop() -> None:
+    module = ir.parse(TWO_LOOPS.read_text())
+    loops = explore_module(module, 3, options=OPTIONS)
+    assert [len(loop.plans) for loop in loops] == [3, 3]
+    assert all(loop.heuristic_rank() == 0 for loop in loops)  # both keep one partition
+    fresh = ir.parse(TWO_LOOPS.read_text())
+    annotate_rank(fresh, loops, 1)
+    text = fresh.print()
+    assert text.count("ttg.partition.stages") == 2  # rank 1 specializes both loops
+    plain = ir.parse(TWO_LOOPS.read_text())
+    annotate_rank(plain, loops, 0)
+    assert "ttg.partition.stages" not in plain.print()
+    assert "tt.warp_specialize" not in plain.print()  # rank 0: not specialized, tag removed
+
+
+def test_departure_rule() -> None:
+    assert departure(None, 100).depart  # no valid heuristic plan: take the optimum
+    kept = departure(1000, 900)
+    assert not kept.depart and kept.decision == "heuristic kept"
+    assert abs(kept.modeled_gain - 0.1) < 1e-9 and kept.margin == DEPARTURE_MARGIN
+    assert departure(1000, 800).depart and "20.0% > margin" in departure(1000, 800).reason()
+    assert not departure(1000, 1000, margin=0.0).depart  # a tie is no gain
+    assert departure(1000, 999, margin=0.0).depart
+
+
+@pytest.mark.parametrize(
+    "name, decision",
+    [
+        # modeled gain 7.1%: not more than the model's measured error, so the heuristic's plan
+        ("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir", "heuristic kept"),
+        # modeled gain 17.0%: beyond it, so the optimum
+        ("gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir", "optimum"),
+    ],
+)
+def test_optimal_departs_only_beyond_the_margin(name: str, decision: str) -> None:
+    graph, target = first_loop(CORPUS / name)
+    heuristic, _ = decide(graph, target)
+    modeled, _, _ = plan_loop(graph, target, "optimal", SolveOptions(cache=False, margin=None))
+    chosen, reason, details = plan_loop(graph, target, "optimal", SolveOptions(cache=False))
+    h_ii = evaluate(heuristic, graph, target).ii
+    o_ii = evaluate(modeled, graph, target).ii
+    assert details["decision"] == decision and details["optimum_ii"] == o_ii
+    assert abs(details["modeled_gain"] - (h_ii - o_ii) / h_ii) < 1e-6
+    expected = heuristic if decision == "heuristic kept" else modeled
+    assert chosen.assignment == expected.assignment
+    assert ("heuristic's plan kept" in reason) == (decision == "heuristic kept")
+
+
+def ws_solver(*args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("WS_SOLVER_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ws_solver", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_cli_explore_json_and_out_dir(tmp_path: Path) -> None:
+    out = tmp_path / "plans.json"
+    result = ws_solver("explore", TWO_LOOPS, "--k", "3", "--json", out, "--out-dir", tmp_path)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "ws-solver.explore" and doc["version"] == 1 and doc["k"] == 3
+    assert {k["name"] for k in doc["knobs"]} == {
+        "num_stages",
+        "overlap_wgmma",
+        "release_per_warp_group",
+    }
+    assert [len(loop["plans"]) for loop in doc["loops"]] == [3, 3]
+    plan = doc["loops"][0]["plans"][1]
+    assert plan["strategy"] == "explore:1" and plan["status"] == "OPTIMAL"
+    names = sorted(p.name for p in tmp_path.glob("*.ttgir"))
+    assert names == [f"{TWO_LOOPS.stem}.explore-{k}.ttgir" for k in range(3)]
+    for name in names:  # every annotated file is TTGIR ws_solver reads back
+        ir.parse((tmp_path / name).read_text())
+    assert "explore:2" in result.stdout and "rank 0" in result.stdout
+
+
+def test_cli_explore_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ttgir"
+    bad.write_text("module {\n  tt.func @f() {\n    %0 = arith.addi %x, : i32\n  }\n}\n")
+    out = tmp_path / "r.json"
+    result = ws_solver("explore", bad, "--json", out)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and str(bad) in result.stderr
+    assert not out.exists()
+    result = ws_solver("explore", GEMM, "--k", "0")
+    assert result.returncode == 2
+    result = ws_solver("explore", GEMM, "--out-dir", tmp_path / "missing")
+    assert result.returncode == 2 and "no such directory" in result.stderr

@@ -1,0 +1,124 @@
+"""`ws-solver explore`: each warp-specialized loop's best plans under the cost model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..exploration import annotate_rank, document, explore_module
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    CliError,
+    add_command,
+    add_solver_arguments,
+    add_target_argument,
+    exit_status_epilog,
+    positive_int,
+    read_module,
+    report,
+    require_ws_loops,
+    solve_options,
+    write_output,
+)
+from .partition import check_writable
+
+DESCRIPTION = """\
+List, for every loop of IN marked tt.warp_specialize, up to K plans that Triton 3.6.0 lowers,
+best first under ws_solver's cost model: rank 0 is the modeled optimum (what `partition
+--strategy optimal` starts from), rank 1 the best plan that places some op differently, and
+so on. Plans are told apart by which partitions run each op that cannot be duplicated
+(partition ids up to relabelling); each comes with the model's best warps, registers and
+channel depths for it. Each round is an exact CP-SAT solve with the plans already listed cut
+out, so a plan marked OPTIMAL is proven the best one not listed before it; the list is the
+same for the same seed.
+
+The drop-in compiles rank K as strategy "explore:K" (ws_solver.triton.enable("explore:2")),
+and benchmarks/sweep_plans.py compiles, verifies and times every rank on a GPU, crossed with
+the drop-in's other knobs (listed under "knobs" in the JSON).
+
+Output: one line per plan on stdout (rank, status, modeled II, partitions with warps and
+registers); --json writes the full report (schema in the README, "explore --json");
+--out-dir writes IN's TTGIR annotated with rank K of every loop as STEM.explore-K.ttgir,
+for K = 0 .. N-1 (a loop with fewer plans keeps its rank 0)."""
+
+EPILOG = f"""\
+examples:
+  ws-solver explore corpus/ttgir/gemm_tma.t128x256x64_w8_s3.sm90.ttgir --k 4
+  ws-solver explore corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm100.ttgir \\
+      --k 6 --json plans.json --out-dir plans/
+
+{exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = add_command(
+        subparsers,
+        "explore",
+        "list each warp-specialized loop's best plans under the cost model",
+        DESCRIPTION,
+        EPILOG,
+    )
+    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser.add_argument(
+        "--k", type=positive_int, default=4, metavar="N", help="plans per loop (default: 4)"
+    )
+    add_target_argument(parser)
+    add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
+    parser.add_argument("--json", metavar="R.json", help="write the JSON report to R")
+    parser.add_argument(
+        "--out-dir", metavar="DIR", help="write IN annotated with each rank to DIR (must exist)"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.input)
+    check_writable(args.json)
+    if args.out_dir is not None and not Path(args.out_dir).is_dir():
+        raise CliError(f"{args.out_dir}: cannot write: no such directory")
+    text_module = read_module(path)
+    require_ws_loops(path, text_module)
+    options = solve_options(args)
+    try:
+        loops = explore_module(text_module, args.k, args.target, options)
+    except ValueError as e:
+        raise CliError(f"{path}: {e}", EXIT_BAD_INPUT) from e
+    doc = document(str(path), args.k, options, loops)
+    if args.json:
+        write_output(json.dumps(doc, indent=1, sort_keys=True) + "\n", args.json)
+    if args.out_dir is not None:
+        deepest = max(len(loop.plans) for loop in loops)
+        for rank in range(deepest):
+            module = read_module(path)  # a fresh copy per rank
+            annotate_rank(module, loops, rank)
+            write_output(
+                module.print(), str(Path(args.out_dir) / f"{path.stem}.explore-{rank}.ttgir")
+            )
+    for loop in doc["loops"]:
+        print(plan_lines(str(path), loop))
+    if args.out_dir is not None:
+        report(f"wrote {deepest} annotated file(s) to {args.out_dir}")
+    return EXIT_OK
+
+
+def plan_lines(file: str, loop: dict) -> str:
+    h = loop["heuristic"]
+    where = "not among them" if h["rank"] is None else f"rank {h['rank']}"
+    lines = [
+        f"{file}:{loop['line']}: {loop['kernel']} loop {loop['loop']} ({loop['target']}, "
+        f"{loop['ops']} ops): {len(loop['plans'])} plan(s); the heuristic's plan (II "
+        f"{h['ii']}) is {where}"
+    ]
+    for p in loop["plans"]:
+        parts = ", ".join(
+            f"p{q['id']} {q['role']} {q['warps']}w/{q['registers']}r/{q['ops']} ops"
+            for q in p["partitions"]
+        )
+        lines.append(
+            f"  explore:{p['rank']:<2} {p['status']:<8} II {p['ii']:<6} "
+            f"{len(p['partitions'])} partition(s): {parts}; {p['channels']} channel(s)"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,218 @@
+"""`explore`: each warp-specialized loop's best plans under the cost model, best first.
+
+The plans are `encode.alternatives` (no-good cuts on the exact model, distinct in which
+partitions run each op that cannot be duplicated), hinted with the heuristic's plan; rank 0
+is the modeled optimum. `annotate_rank` writes rank K of every loop into a module, as the
+drop-in's "explore:K" strategy compiles it. The knobs the drop-in controls besides the plan
+are listed with the result, since a sweep on the GPU crosses them with the plans
+(benchmarks/sweep_plans.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ir
+from .ir.annotate import annotate_loop, clear_loop
+from .model.cost import evaluate
+from .model.decode import loop_annotation
+from .model.dfg import build_graph, ws_loops
+from .model.graph import LoopGraph
+from .model.kinds import NodeRole
+from .model.plan import Plan
+from .model.target import Target
+from .pipeline import (
+    EXPLORE,
+    SolveOptions,
+    _Planned,
+    _settle_kernels,
+    loop_alternatives,
+    resolve_target,
+)
+
+SCHEMA = "ws-solver.explore"
+VERSION = 1
+
+
+@dataclass
+class LoopPlans:
+    """One loop's enumerated plans and where the heuristic's plan sits among them."""
+
+    kernel: str
+    loop: int
+    line: int
+    target: str
+    ops: int
+    graph: LoopGraph
+    heuristic: Plan
+    heuristic_reason: str
+    plans: list = field(default_factory=list)  # encode.alternatives.Alternative, best first
+
+    def heuristic_rank(self) -> int | None:
+        """The rank whose plan runs every op where the heuristic's plan runs it."""
+        for alt in self.plans:
+            if alt.plan.assignment == self.heuristic.assignment:
+                return alt.rank
+        return None
+
+    def to_dict(self) -> dict:
+        h_cost = evaluate(self.heuristic, self.graph, _target_of(self))
+        return {
+            "kernel": self.kernel,
+            "loop": self.loop,
+            "line": self.line,
+            "target": self.target,
+            "ops": self.ops,
+            "heuristic": {
+                "ii": h_cost.ii,
+                "objective": h_cost.objective,
+                "specialized": self.heuristic.specialized,
+                "reason": self.heuristic_reason,
+                "rank": self.heuristic_rank(),
+            },
+            "plans": [plan_record(alt, self.graph) for alt in self.plans],
+        }
+
+
+def _target_of(loop: LoopPlans) -> Target:
+    from .model.target import target_for
+
+    return target_for(loop.target)
+
+
+def plan_record(alt: Any, graph: LoopGraph) -> dict:
+    plan = alt.plan
+    return {
+        "rank": alt.rank,
+        "strategy": f"{EXPLORE}{alt.rank}",
+        "status": alt.status,
+        "ii": alt.ii,
+        "objective": alt.objective,
+        "specialized": plan.specialized,
+        "partitions": [
+            {
+                "id": p.id,
+                "role": p.role,
+                "warps": p.warps,
+                "registers": p.registers,
+                "ops": sum(1 for n in plan.nodes_in(p.id) if graph.nodes[n].role == NodeRole.OP),
+            }
+            for p in plan.partitions
+        ],
+        "channels": len(plan.channels),
+        "assignment": [list(parts) for parts in plan.assignment],
+    }
+
+
+def knobs(target: Target) -> list[dict]:
+    """What the drop-in can change besides the plan (the sweep's other candidates)."""
+    found = [
+        {
+            "name": "num_stages",
+            "values": "the kernel's num_stages - 1 and + 1",
+            "how": "a Triton compile option: Triton's schedule is re-run from the TTIR, so a "
+            "TTGIR file alone cannot vary it (benchmarks/sweep_plans.py compiles it)",
+        }
+    ]
+    if target.name == "sm_90":
+        found += [
+            {
+                "name": "overlap_wgmma",
+                "values": [True, False],
+                "how": "ws_solver.triton.enable(overlap_wgmma=...): wgmma waits sunk to "
+                "their first use",
+            },
+            {
+                "name": "release_per_warp_group",
+                "values": [True, False],
+                "how": "ws_solver.triton.enable(release_per_warp_group=...): an 8-warp "
+                "consumer releases its stages per warp group (PTX rewrite)",
+            },
+        ]
+    return found
+
+
+def explore_module(
+    module: ir.Module,
+    k: int,
+    target: str | None = None,
+    options: SolveOptions | None = None,
+) -> list[LoopPlans]:
+    """Up to `k` plans for every warp-specialized loop of `module` (left unchanged)."""
+    from .heuristic_seed import decide
+
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    options = options or SolveOptions()
+    tgt = resolve_target(module, target)
+    out = []
+    for loop in ws_loops(module):
+        graph = build_graph(module, loop)
+        heuristic, reason = decide(graph, tgt)
+        plans = loop_alternatives(graph, tgt, k, heuristic, options)
+        ops = sum(1 for n in graph.nodes if n.role == NodeRole.OP)
+        out.append(
+            LoopPlans(
+                loop.kernel, loop.index, loop.op.line, tgt.name, ops, graph, heuristic, reason
+            )
+        )
+        out[-1].plans = plans
+    return out
+
+
+def annotate_rank(module: ir.Module, loops: list[LoopPlans], rank: int) -> list[str]:
+    """Write rank `rank` of each loop (its rank 0 where it has fewer plans) into `module`,
+    with the loops of a kernel checked together as `partition` does; the reasons."""
+    tgt = resolve_target(module, loops[0].target if loops else None)
+    planned = []
+    for loop, record in zip(ws_loops(module), loops, strict=True):
+        alt = record.plans[rank] if rank < len(record.plans) else record.plans[0]
+        planned.append(_Planned(loop, record.graph, alt.plan, f"explore rank {alt.rank}", {}, 0))
+    _settle_kernels(planned, tgt, f"{EXPLORE}{rank}")
+    for item in planned:
+        if item.plan.specialized:
+            annotate_loop(item.loop.op, loop_annotation(item.graph, item.plan, tag=item.loop.index))
+        else:
+            clear_loop(item.loop.op)
+    return [item.reason for item in planned]
+
+
+def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -> dict:
+    """The JSON report of `ws-solver explore` (README: "explore --json")."""
+    target = loops[0].target if loops else ""
+    from .model.target import target_for
+
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "file": file,
+        "target": target,
+        "k": k,
+        "options": {
+            "time_limit": options.time_limit,
+            "workers": options.workers,
+            "seed": options.seed,
+        },
+        "knobs": knobs(target_for(target)) if target else [],
+        "loops": [loop.to_dict() for loop in loops],
+    }
+
+
+def explore(
+    source: str,
+    k: int = 4,
+    target: str | None = None,
+    time_limit: float = 2.0,
+    workers: int = 1,
+    seed: int = 0,
+) -> dict:
+    """The best `k` plans of every warp-specialized loop of a TTGIR file or text, as the
+    `ws-solver explore --json` document (deterministic for a given seed)."""
+    from pathlib import Path
+
+    is_path = "\n" not in source and Path(source).is_file()
+    text = Path(source).read_text() if is_path else source
+    options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=False)
+    loops = explore_module(ir.parse(text), k, target, options)
+    return document(source if is_path else "<text>", k, options, loops)
