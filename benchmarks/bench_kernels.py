@@ -710,9 +710,11 @@ def modeled_ii(row: dict) -> int | None:
 
 
 def correlations(results: list[dict]) -> dict[str, dict]:
-    """Spearman of modeled II vs measured time per kernel, with each point relative to the
-    fastest of its own config (a config's II is per iteration of its own loop, so raw values
-    of different configs do not compare); `raw` is the same over unscaled values."""
+    """Spearman of modeled II vs measured time within each config, over its distinct binaries
+    of ws_solver's strategies (strategies that share a cubin are one point), with no
+    normalization: II is per iteration of a config's own loop, so configs are not pooled.
+    `distinct_ii` bounds what the statistic can say (few values mean many ties); `raw` pools
+    a kernel's configs unscaled, for reference only."""
     out = {}
     for kernel in sorted({r["kernel"] for r in results}):
         rows = [
@@ -723,16 +725,25 @@ def correlations(results: list[dict]) -> dict[str, dict]:
             and "ms" in (r.get("bench") or {})
             and modeled_ii(r)
         ]
-        scaled = []
-        for config in sorted({r["config"] for r in rows}):
-            mine = [r for r in rows if r["config"] == config]
-            ii0 = min(modeled_ii(r) for r in mine)
-            ms0 = min(r["bench"]["ms"] for r in mine)
-            scaled += [(modeled_ii(r) / ii0, r["bench"]["ms"] / ms0) for r in mine]
+        binaries: dict[tuple[str, str], dict] = {}
+        for r in rows:
+            binaries.setdefault(
+                (r["config"], (r.get("compile") or {}).get("binary") or r["job"]), r
+            )
+        points = list(binaries.values())
+        configs = {}
+        for config in sorted({r["config"] for r in points}):
+            mine = [r for r in points if r["config"] == config]
+            iis = [modeled_ii(r) for r in mine]
+            configs[config] = {
+                "points": len(mine),
+                "distinct_ii": len(set(iis)),
+                "spearman": spearman(iis, [r["bench"]["ms"] for r in mine]),
+            }
         out[kernel] = {
-            "points": len(rows),
-            "spearman": spearman([p[0] for p in scaled], [p[1] for p in scaled]),
-            "raw": spearman([modeled_ii(r) for r in rows], [r["bench"]["ms"] for r in rows]),
+            "points": len(points),
+            "configs": configs,
+            "raw": spearman([modeled_ii(r) for r in points], [r["bench"]["ms"] for r in points]),
         }
     return out
 
@@ -874,16 +885,18 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
             "",
             "## Modeled II vs measured time (Spearman, ws_solver strategies)",
             "",
-            "Each point relative to the fastest variant of its config (II is per iteration of "
-            "the config's own loop); `raw`: unscaled. Per-config detail and the decision check: "
-            "`benchmarks/calibrate.py`.",
+            "Within each config, over distinct binaries (n), unnormalized; `-` below 3 binaries "
+            "or when II or time is constant. With few distinct II values (ties) the statistic "
+            "is bounded well below 1 and says little. The plan sweep (benchmarks/sweep_plans.py"
+            ", fit_sweep.py) is the check of the model.",
             "",
         ]
         for kernel, c in corr.items():
-            lines.append(
-                f"- {kernel}: rho = {_fmt(c['spearman'], '.2f')} ({c['points']} points; "
-                f"raw {_fmt(c.get('raw'), '.2f')})"
+            per_config = "; ".join(
+                f"{config} {_fmt(v['spearman'], '.2f')} (n={v['points']}, {v['distinct_ii']} II)"
+                for config, v in c["configs"].items()
             )
+            lines.append(f"- {kernel}: {per_config}")
         lines += ["", "## Targets (best verified variant per kernel vs the vendor, same run)", ""]
         lines += _targets(results)
         lines += ["", "## ws_solver vs Triton (best verified strategy of each, same run)", ""]

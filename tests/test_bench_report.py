@@ -40,12 +40,25 @@ def test_versus_triton_compares_best_verified_rates() -> None:
     assert all(bench._fastest([r], bench.TRITON_STRATEGIES) is None for r in fell_back)
 
 
-def test_correlations_are_per_kernel_and_bounded() -> None:
-    corr = bench.correlations(_results())
-    assert set(corr) == {r["kernel"] for r in _results()}
-    for c in corr.values():
-        for rho in (c["spearman"], c["raw"]):
-            assert rho is None or -1.0 <= rho <= 1.0
+def test_correlations_are_per_config_over_distinct_binaries() -> None:
+    results = _results()
+    corr = bench.correlations(results)
+    assert set(corr) == {r["kernel"] for r in results}
+    for kernel, c in corr.items():
+        assert c["raw"] is None or -1.0 <= c["raw"] <= 1.0
+        for config, v in c["configs"].items():
+            assert v["spearman"] is None or -1.0 <= v["spearman"] <= 1.0
+            timed = [
+                r
+                for r in results
+                if (r["kernel"], r["config"]) == (kernel, config)
+                and r["strategy"] in bench.OURS
+                and "ms" in (r.get("bench") or {})
+                and bench.modeled_ii(r)
+            ]
+            binaries = {(r.get("compile") or {}).get("binary") or r["job"] for r in timed}
+            assert v["points"] == len(binaries) <= len(timed)  # a shared cubin counts once
+            assert v["distinct_ii"] <= v["points"]
 
 
 def test_markdown_has_every_section() -> None:
