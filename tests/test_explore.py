@@ -202,3 +202,14 @@ def test_cli_explore_bad_input(tmp_path: Path) -> None:
     assert result.returncode == 2
     result = ws_solver("explore", GEMM, "--out-dir", tmp_path / "missing")
     assert result.returncode == 2 and "no such directory" in result.stderr
+
+
+def test_explore_api_takes_a_path_or_text(tmp_path: Path) -> None:
+    import ws_solver
+
+    from_path = ws_solver.explore(GEMM, k=2)
+    from_text = ws_solver.explore(GEMM.read_text(), k=2)
+    assert from_path["file"] == str(GEMM) and from_text["file"] == "<text>"
+    assert from_path["loops"] == from_text["loops"]
+    with pytest.raises(FileNotFoundError):
+        ws_solver.explore(tmp_path / "missing.ttgir")

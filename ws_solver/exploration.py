@@ -10,7 +10,9 @@ are listed with the result, since a sweep on the GPU crosses them with the plans
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import ir
@@ -21,7 +23,7 @@ from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
 from .model.kinds import NodeRole
 from .model.plan import Plan
-from .model.target import Target
+from .model.target import Target, target_for
 from .pipeline import (
     EXPLORE,
     SolveOptions,
@@ -29,6 +31,7 @@ from .pipeline import (
     _settle_kernels,
     loop_alternatives,
     resolve_target,
+    solver_arguments,
 )
 
 SCHEMA = "ws-solver.explore"
@@ -76,8 +79,6 @@ class LoopPlans:
 
 
 def _target_of(loop: LoopPlans) -> Target:
-    from .model.target import target_for
-
     return target_for(loop.target)
 
 
@@ -181,26 +182,20 @@ def annotate_rank(module: ir.Module, loops: list[LoopPlans], rank: int) -> list[
 def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -> dict:
     """The JSON report of `ws-solver explore` (README: "explore --json")."""
     target = loops[0].target if loops else ""
-    from .model.target import target_for
-
     return {
         "schema": SCHEMA,
         "version": VERSION,
         "file": file,
         "target": target,
         "k": k,
-        "options": {
-            "time_limit": options.time_limit,
-            "workers": options.workers,
-            "seed": options.seed,
-        },
+        "options": solver_arguments(options),
         "knobs": knobs(target_for(target)) if target else [],
         "loops": [loop.to_dict() for loop in loops],
     }
 
 
 def explore(
-    source: str,
+    source: str | os.PathLike,
     k: int = 4,
     target: str | None = None,
     time_limit: float = 2.0,
@@ -209,10 +204,10 @@ def explore(
 ) -> dict:
     """The best `k` plans of every warp-specialized loop of a TTGIR file or text, as the
     `ws-solver explore --json` document (deterministic for a given seed)."""
-    from pathlib import Path
-
-    is_path = "\n" not in source and Path(source).is_file()
-    text = Path(source).read_text() if is_path else source
+    is_path = isinstance(source, os.PathLike) or "\n" not in source
+    if is_path and not Path(source).is_file():
+        raise FileNotFoundError(f"{source}: no such file (give a TTGIR file or its text)")
+    text = Path(source).read_text() if is_path else str(source)
     options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=False)
     loops = explore_module(ir.parse(text), k, target, options)
-    return document(source if is_path else "<text>", k, options, loops)
+    return document(os.fspath(source) if is_path else "<text>", k, options, loops)

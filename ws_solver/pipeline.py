@@ -167,14 +167,7 @@ def _solve_loop(
         return single_partition_plan(graph, target, "optimal"), reason, {}
     from .encode import solve
 
-    result = solve(
-        graph,
-        target,
-        hint=heuristic,
-        time_limit=options.time_limit,
-        workers=options.workers,
-        seed=options.seed,
-    )
+    result = solve(graph, target, hint=heuristic, **solver_arguments(options))
     details = {
         "status": result.status,
         "bound": result.bound,
@@ -229,15 +222,12 @@ def loop_alternatives(
         plan = single_partition_plan(graph, target, f"{EXPLORE}0")
         cost = evaluate(plan, graph, target)
         return [Alternative(0, plan, cost.ii, cost.objective, "SKIPPED", ())]
-    return alternatives(
-        graph,
-        target,
-        k,
-        hint=hint,
-        time_limit=options.time_limit,
-        workers=options.workers,
-        seed=options.seed,
-    )
+    return alternatives(graph, target, k, hint=hint, **solver_arguments(options))
+
+
+def solver_arguments(options: SolveOptions) -> dict:
+    """The CP-SAT settings of `options`, as `solve` and `alternatives` take them."""
+    return {"time_limit": options.time_limit, "workers": options.workers, "seed": options.seed}
 
 
 def _explore_loop(
