@@ -24,13 +24,13 @@ if str(ROOT) not in sys.path:
 from ws_solver import ir  # noqa: E402
 from ws_solver.heuristic_seed import decide  # noqa: E402
 from ws_solver.heuristic_seed import facts as seed_facts  # noqa: E402
-from ws_solver.model import cost  # noqa: E402
+from ws_solver.model import cost_table  # noqa: E402
 from ws_solver.model.dfg import build_graphs  # noqa: E402
 from ws_solver.model.target import target_for  # noqa: E402
 
 
 def clear_caches() -> None:
-    for cached in (getattr(cost, "_cost_table_cached", None), seed_facts._facts):
+    for cached in (getattr(cost_table, "_cost_table_cached", None), seed_facts._facts):
         if cached is not None and hasattr(cached, "cache_clear"):
             cached.cache_clear()
 

@@ -31,6 +31,7 @@ import ortools  # noqa: E402
 from ws_solver import ir  # noqa: E402
 from ws_solver.encode import solve  # noqa: E402
 from ws_solver.heuristic_seed import partition  # noqa: E402
+from ws_solver.model.check import check_plan  # noqa: E402
 from ws_solver.model.cost import evaluate  # noqa: E402
 from ws_solver.model.dfg import build_graphs  # noqa: E402
 from ws_solver.model.kinds import NodeRole  # noqa: E402
@@ -81,7 +82,7 @@ def bench_loop(path: Path, graph, args) -> dict:
         for _ in range(args.runs)
     ]
     first = results[0]
-    problems = first.plan.check(graph, target)
+    problems = check_plan(first.plan, graph, target)
     return {
         "file": path.name,
         "loop": graph.name,

@@ -13,12 +13,12 @@ Prints, per kernel:
 - Spearman rank correlation of modeled II vs measured ms, within each configuration (the plans
   of its strategies: none, heuristic, optimal, forced) and across the kernel's configurations;
 - the decision check: in each configuration whose 'forced' run specialized, does the model
-  prefer (lower modeled II among the plans that pass plan.check; a tie keeps one partition,
+  prefer (lower modeled II among the plans that pass check_plan; a tie keeps one partition,
   as the heuristic's `decide` does) the variant that measured faster, unspecialized ('none')
   or specialized ('forced')? Configurations whose forced run did not specialize offer no
   choice and are listed apart.
 
-Then the constants of the cost model it fits from the data (CostParams, ws_solver/model/cost.py);
+Then the constants of the cost model it fits from the data (CostParams, ws_solver/model/cost_params.py);
 the code's values must be what it prints (each line says "same in code" or the code's value):
 
 - register_scale_percent: the least percent at which base_registers + the scaled tensor
@@ -64,17 +64,14 @@ if str(ROOT) not in sys.path:
 from benchmarks.stats import spearman  # noqa: E402
 from ws_solver import ir  # noqa: E402
 from ws_solver.heuristic_seed import decide  # noqa: E402
-from ws_solver.model.cost import (  # noqa: E402
-    PARAMS,
-    CostParams,
-    cost_table,
-    evaluate,
-    register_bytes,
-    stalls,
-)
+from ws_solver.model.check import check_plan  # noqa: E402
+from ws_solver.model.cost import evaluate, stalls  # noqa: E402
+from ws_solver.model.cost_params import PARAMS, CostParams  # noqa: E402
+from ws_solver.model.cost_table import cost_table  # noqa: E402
 from ws_solver.model.dfg import build_graphs  # noqa: E402
 from ws_solver.model.graph import LoopGraph  # noqa: E402
 from ws_solver.model.plan import Plan  # noqa: E402
+from ws_solver.model.resources import register_bytes  # noqa: E402
 from ws_solver.model.target import Target, target_for  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -201,7 +198,7 @@ def modeled_ii(run: Run, params: CostParams = PARAMS) -> int:
 
 
 def is_valid(run: Run) -> bool:
-    return not any(p.check(g, run.target) for p, g in zip(run.plans, run.graphs, strict=True))
+    return not any(check_plan(p, g, run.target) for p, g in zip(run.plans, run.graphs, strict=True))
 
 
 def heuristic_specializes(run: Run) -> bool:
@@ -211,7 +208,7 @@ def heuristic_specializes(run: Run) -> bool:
 
 def correlations(runs: list[Run]) -> dict[str, dict]:
     """Per kernel: Spearman within each configuration, and across its configurations. A plan
-    that fails plan.check ranks as modeled infinitely slow (the model rejects it)."""
+    that fails check_plan ranks as modeled infinitely slow (the model rejects it)."""
     out: dict[str, dict] = {}
     for kernel in sorted({r.kernel for r in runs}):
         mine = [r for r in runs if r.kernel == kernel]
@@ -411,7 +408,7 @@ def format_report(report: dict) -> str:
             f"decide {c['heuristic']:6} {times}{spill}"
         )
     lines.append("")
-    lines.append("constants fitted from these runs (CostParams in ws_solver/model/cost.py):")
+    lines.append("constants fitted from these runs (CostParams in ws_solver/model/cost_params.py):")
     constants = report["constants"]
     for name, value in constants["fitted"].items():
         code = constants["in_code"][name]

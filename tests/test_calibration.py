@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver.model.cost import PARAMS, cost_table, registers_needed
+from ws_solver.model.check import check_plan
+from ws_solver.model.cost_params import PARAMS
+from ws_solver.model.cost_table import cost_table
+from ws_solver.model.resources import registers_needed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -68,7 +71,7 @@ def test_spilling_optimal_gemm_persistent_plan_is_rejected() -> None:
     (run,) = [r for r in runs() if (r.kernel, r.config, r.strategy) == key]
     assert run.n_spills > 0
     (plan,), (graph,) = run.plans, run.graphs
-    problems = plan.check(graph, run.target)
+    problems = check_plan(plan, graph, run.target)
     assert any("needs" in p and "registers" in p for p in problems), problems
 
 

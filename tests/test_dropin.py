@@ -35,7 +35,8 @@ import ws_solver.pipeline as wpipe  # noqa: E402
 import ws_solver.triton as wst  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 from ws_solver import plancache  # noqa: E402
-from ws_solver.model.cost import cost_table, derive_channels  # noqa: E402
+from ws_solver.model.channels import derive_channels  # noqa: E402
+from ws_solver.model.cost_table import cost_table  # noqa: E402
 from ws_solver.model.kinds import NodeKind  # noqa: E402
 from ws_solver.model.plan import Partition, Plan, complete_assignment  # noqa: E402
 from ws_solver.triton import dropin  # noqa: E402

@@ -22,17 +22,10 @@ from ws_solver.encode import GROUPS, LIMIT_GROUPS, STEPS, EncodeOptions, SolveRe
 from ws_solver.encode.decode import fit
 from ws_solver.encode.solve import fixed_plan_objective
 from ws_solver.heuristic_seed import partition
-from ws_solver.model.cost import (
-    cost_table,
-    derive_channels,
-    evaluate,
-    registers_needed,
-    required_channels,
-    shared_and_tensor_memory,
-    single_partition_plan,
-    single_partition_registers,
-    violations,
-)
+from ws_solver.model.channels import derive_channels, required_channels
+from ws_solver.model.check import check_plan
+from ws_solver.model.cost import evaluate
+from ws_solver.model.cost_table import cost_table
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import Buffer, Edge, LoopGraph, MmaShape, Node
 from ws_solver.model.kinds import NodeKind, NodeRole
@@ -44,7 +37,9 @@ from ws_solver.model.plan import (
     complete_assignment,
     region_members,
 )
+from ws_solver.model.resources import registers_needed, shared_and_tensor_memory
 from ws_solver.model.target import SM90, SM100, Target, target_for
+from ws_solver.model.unspecialized import single_partition_plan, single_partition_registers
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 FILES = sorted(p.name for p in TTGIR.glob("*.ttgir"))
@@ -77,7 +72,7 @@ def loop_id(case: tuple[str, int]) -> str:
 def test_corpus_plan_is_valid_and_agrees_with_evaluate(case: tuple[str, int]) -> None:
     graph, target, _, result = solved(*case)
     assert result.status == "OPTIMAL", result.note
-    assert result.plan.check(graph, target) == []
+    assert check_plan(result.plan, graph, target) == []
     assert result.plan.strategy == "optimal"
     cost = evaluate(result.plan, graph, target)
     assert cost.objective == result.objective
@@ -89,7 +84,7 @@ def test_corpus_plan_is_valid_and_agrees_with_evaluate(case: tuple[str, int]) ->
 @pytest.mark.parametrize("case", LOOPS, ids=loop_id)
 def test_corpus_never_worse_than_hint(case: tuple[str, int]) -> None:
     graph, target, hint, result = solved(*case)
-    assert hint.check(graph, target) == []
+    assert check_plan(hint, graph, target) == []
     assert result.hint_objective == evaluate(hint, graph, target).objective
     assert result.objective <= result.hint_objective
     single = evaluate(single_partition_plan(graph, target), graph, target)
@@ -103,7 +98,7 @@ def test_corpus_model_scores_known_plans_like_evaluate(case: tuple[str, int]) ->
     enc = encode(graph, target)
     for plan in (hint, single_partition_plan(graph, target), result.plan):
         fitted = fit(enc, plan)
-        assert fitted.check(graph, target) == []
+        assert check_plan(fitted, graph, target) == []
         cost = evaluate(fitted, graph, target)
         assert cost.objective <= evaluate(plan, graph, target).objective
         assert fixed_plan_objective(enc, fitted) == cost.objective
@@ -162,7 +157,7 @@ def test_short_limit_is_still_deterministic_and_valid(limit: float) -> None:
     assert runs[0].plan.to_json() == runs[1].plan.to_json()
     for run in runs:
         assert run.status in ("FEASIBLE", "OPTIMAL")
-        assert run.plan.check(graph, SM100) == []
+        assert check_plan(run.plan, graph, SM100) == []
         assert run.objective == evaluate(run.plan, graph, SM100).objective
         assert run.objective <= run.hint_objective
         assert run.bound is None or run.bound <= run.objective
@@ -204,7 +199,7 @@ def test_one_partition_target_gives_the_unspecialized_plan() -> None:
     result = solve(graph, single, time_limit=TIME_LIMIT)
     assert result.status == "OPTIMAL"
     assert not result.plan.specialized
-    assert result.plan.check(graph, single) == []
+    assert check_plan(result.plan, graph, single) == []
 
 
 def test_unspecialized_plan_has_the_kernel_warps() -> None:
@@ -222,9 +217,9 @@ def test_unspecialized_plan_has_the_kernel_warps() -> None:
         single_partition_plan(graph, single), strategy="optimal"
     )
     four = dataclasses.replace(result.plan, partitions=(dataclasses.replace(part, warps=4),))
-    assert any("kernel's 8 warps" in v for v in violations(four, graph, single))
+    assert any("kernel's 8 warps" in v for v in check_plan(four, graph, single))
     low = dataclasses.replace(result.plan, partitions=(dataclasses.replace(part, registers=24),))
-    assert low.check(graph, single) == []
+    assert check_plan(low, graph, single) == []
     assert evaluate(low, graph, single).objective == result.objective
 
 
@@ -263,13 +258,13 @@ def test_violations_check_channel_values_and_sources() -> None:
     plan = partition(graph, SM100)
     c = plan.channels[0]
     wrong_src = dataclasses.replace(c, src=c.dst)
-    problems = violations(
+    problems = check_plan(
         dataclasses.replace(plan, channels=(wrong_src, *plan.channels[1:])), graph, SM100
     )
     assert any("does not run it" in p for p in problems)
     other = next(v for v in ("%nope",) if (c.producer, v) not in cost_table(graph, SM100).values)
     renamed = dataclasses.replace(c, value=other)
-    problems = violations(
+    problems = check_plan(
         dataclasses.replace(plan, channels=(renamed, *plan.channels[1:])), graph, SM100
     )
     assert any("has no channel there" in p for p in problems)
@@ -323,7 +318,7 @@ def test_staged_bytes_of_an_allocation_count_per_value() -> None:
         for p in (0, 1)
     )
     plan = Plan(graph.name, SM100.name, assignment, parts, channels)
-    assert plan.check(graph, SM100) == []
+    assert check_plan(plan, graph, SM100) == []
     assert shared_and_tensor_memory(plan, table) == (8192 * 3 + 4096 * 2, 0)
     cost = evaluate(plan, graph, SM100)
     assert cost.shared_memory == 8192 * 3 + 4096 * 2
@@ -490,14 +485,14 @@ def brute_force(graph: LoopGraph, target: Target) -> tuple[int | None, list[Plan
     for assignment, parts in _layouts(graph, target, table):
         needed = required_channels(graph, assignment, table)
         shallow = [assignment[u][0] for u, _, _, _ in needed], [1] * len(needed)
-        if violations(
+        if check_plan(
             _plan(graph, target, table, assignment, parts, needed, *shallow), graph, target
         ):
             continue
         for srcs in product(*(assignment[u] for u, _, _, _ in needed)):
             for depths in _depth_candidates(table, needed):
                 plan = _plan(graph, target, table, assignment, parts, needed, srcs, depths)
-                if violations(plan, graph, target):
+                if check_plan(plan, graph, target):
                     continue
                 objective = evaluate(plan, graph, target).objective
                 best = objective if best is None else min(best, objective)
@@ -523,7 +518,7 @@ def _layouts(graph: LoopGraph, target: Target, table):
             decided = dict(zip(table.assignable, choice, strict=True))
             assignment = complete_assignment(graph, decided)
             members = [[n for n, ps in enumerate(assignment) if p in ps] for p in ids]
-            # Partition 0 has the kernel's warps (`violations`); the others any option.
+            # Partition 0 has the kernel's warps (`check_plan`); the others any option.
             for rest in product(table.warp_options, repeat=count - 1):
                 warps = (graph.num_warps, *rest)
                 parts = tuple(
@@ -578,7 +573,7 @@ def test_optimal_matches_brute_force(case: tuple[LoopGraph, Target]) -> None:
         assert result.status == "INFEASIBLE"
         return
     assert result.status == "OPTIMAL", result.note
-    assert result.plan.check(graph, target) == []
+    assert check_plan(result.plan, graph, target) == []
     assert evaluate(result.plan, graph, target).objective == result.objective
     assert result.objective == expected
     # The model scores any valid plan as evaluate does, not only its optimum.

@@ -16,6 +16,7 @@ from ws_solver.encode import encode, solve
 from ws_solver.encode.alternatives import alternatives, signature
 from ws_solver.exploration import annotate_rank, explore_module
 from ws_solver.heuristic_seed import decide
+from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.decision import DEPARTURE_MARGIN, departure
 from ws_solver.model.dfg import build_graph, ws_loops
@@ -60,7 +61,7 @@ def test_alternatives_are_valid_distinct_and_best_first(gemm_alternatives) -> No
     objectives = [a.objective for a in alts]
     assert objectives == sorted(objectives)  # each round: the best plan not cut yet
     for a in alts:
-        assert a.plan.check(graph, target) == []
+        assert check_plan(a.plan, graph, target) == []
         assert evaluate(a.plan, graph, target).objective == a.objective
         assert a.plan.strategy == f"explore:{a.rank}"
         assert a.status == "OPTIMAL"

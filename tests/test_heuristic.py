@@ -12,12 +12,14 @@ import pytest
 from ws_solver import ir
 from ws_solver.heuristic_seed import RULE_NAMES, STRATEGY, decide, partition
 from ws_solver.heuristic_seed import merge as merge_module
-from ws_solver.model.cost import evaluate, single_partition_plan
+from ws_solver.model.check import check_plan
+from ws_solver.model.cost import evaluate
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
 from ws_solver.model.kinds import NodeKind, NodeRole
 from ws_solver.model.plan import complete_assignment, is_assignable
 from ws_solver.model.target import SM100, target_for
+from ws_solver.model.unspecialized import single_partition_plan
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 FILES = sorted(p.name for p in TTGIR.glob("*.ttgir"))
@@ -50,7 +52,7 @@ def test_every_loop_gets_a_valid_plan(name: str) -> None:
         target = target_for(graph.target)
         for force in (False, True):
             plan, reason = decide(graph, target, force=force)
-            assert plan.check(graph, target) == [], (graph.name, force, reason)
+            assert check_plan(plan, graph, target) == [], (graph.name, force, reason)
             assert plan.strategy == STRATEGY
             assert plan.loop == graph.name and plan.target == target.name
             assert reason.startswith("specialized") == plan.specialized, reason
@@ -204,7 +206,7 @@ def test_partition_cap_merges_and_records() -> None:
         plan = partition(graph, target, force=True)
         assert len(plan.partitions) == 3
         assert any(m.rule == "cap" for m in plan.merges)
-        assert plan.check(graph, target) == []
+        assert check_plan(plan, graph, target) == []
 
 
 def test_user_fixed_partitions_are_never_merged(monkeypatch) -> None:
@@ -215,7 +217,7 @@ def test_user_fixed_partitions_are_never_merged(monkeypatch) -> None:
     plan = partition(graph, SM100, force=True)
     assert not any(m.rule == "load_load" and {m.src, m.dst} == {first, second} for m in plan.merges)
     assert home(plan, first) != home(plan, second)
-    assert plan.check(graph, SM100) == []
+    assert check_plan(plan, graph, SM100) == []
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -43,7 +43,8 @@ def _index() -> dict[str, dict]:
 def _manual_annotation(text: str) -> str:
     """Loads and their local_alloc in partition 1 (one warp), everything else in 0."""
     from ws_solver.ir.annotate import annotate_loop
-    from ws_solver.model.cost import cost_table, derive_channels
+    from ws_solver.model.channels import derive_channels
+    from ws_solver.model.cost_table import cost_table
     from ws_solver.model.decode import loop_annotation
     from ws_solver.model.dfg import build_graphs, ws_loops
     from ws_solver.model.kinds import NodeKind

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ws_solver import ir
 from ws_solver.heuristic_seed import decide
-from ws_solver.model.cost import kernel_register_conflict, single_partition_plan
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.target import target_for
+from ws_solver.model.unspecialized import kernel_register_conflict, single_partition_plan
 from ws_solver.pipeline import SolveOptions, partition_module
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"

@@ -1,5 +1,5 @@
 """Triton 3.6's lowering rules (ws_solver.model.lowering, docs/triton-lowering-rules.md):
-each rule's minimal case is reported by `plan.check`, the heuristic and the solver never
+each rule's minimal case is reported by `check_plan`, the heuristic and the solver never
 return a plan that breaks one, and the model respects them on small cases.
 
 The minimal cases are the pairs of benchmarks/lowering_pairs.json (spelled out node by node),
@@ -19,13 +19,14 @@ from ws_solver import ir
 from ws_solver.encode import encode
 from ws_solver.encode.decode import fit
 from ws_solver.heuristic_seed import decide
-from ws_solver.model.cost import single_partition_plan
+from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
 from ws_solver.model.kinds import NodeKind, NodeRole
 from ws_solver.model.lowering import lowering_rules, lowering_violations
 from ws_solver.model.plan import Partition, Plan, complete_assignment, is_assignable
 from ws_solver.model.target import SM90, SM100, target_for
+from ws_solver.model.unspecialized import single_partition_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 TTGIR = ROOT / "corpus" / "ttgir"
@@ -38,9 +39,9 @@ def graphs(name: str, folder: Path = TTGIR) -> tuple[LoopGraph, ...]:
 
 
 def rules_broken(graph: LoopGraph, plan: Plan) -> set[str]:
-    """The rule names (R1, R2, ...) `plan.check` reports."""
+    """The rule names (R1, R2, ...) `check_plan` reports."""
     found = set()
-    for problem in plan.check(graph, target_for(graph.target)):
+    for problem in check_plan(plan, graph, target_for(graph.target)):
         if "lowering rule R" in problem:
             found.add(problem.split("lowering rule ")[1].split()[0].rstrip(":"))
     return found

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
-from .model.cost import evaluate, kernel_register_conflict, single_partition_plan
+from .model.cost import evaluate
 from .model.decision import DEPARTURE_MARGIN, departure
 from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
@@ -22,6 +22,7 @@ from .model.graph import LoopGraph
 from .model.kinds import NodeKind, NodeRole
 from .model.plan import Plan
 from .model.target import Target, target_for
+from .model.unspecialized import kernel_register_conflict, single_partition_plan
 
 STRATEGIES = ("optimal", "heuristic", "none")
 # "explore:K": each loop's K-th best plan under the cost model (`encode.alternatives`); a loop

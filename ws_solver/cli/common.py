@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import ir
 from ..model import LoopGraph, build_graph, ws_loops
+from ..model.check import check_plan
 
 PROG = "ws-solver"
 
@@ -299,7 +300,7 @@ def plan_failure(plan, details: dict, graph: LoopGraph, target, strategy: str) -
     if strategy == "none":
         return None
     status = details.get("status")
-    problems = plan.check(graph, target)
+    problems = check_plan(plan, graph, target)
     if status == "INFEASIBLE":
         why = f" ({problems[0]})" if problems else ""
         return CliError(f"infeasible: no plan fits the {target.name} limits{why}", EXIT_INFEASIBLE)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
@@ -92,7 +93,7 @@ def alternatives(
         if result.value is None:
             break
         plan = decode(enc, result.value)
-        if plan.check(graph, target):
+        if check_plan(plan, graph, target):
             break  # the model and `plan.check` disagree: stop rather than list a bad plan
         cost = evaluate(plan, graph, target)
         sig = signature(enc, plan)

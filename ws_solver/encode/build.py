@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model.cost import cost_table
+from ..model.cost_table import cost_table
 from ..model.graph import LoopGraph
 from ..model.target import Target
 from . import constraints as c

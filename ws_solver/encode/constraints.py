@@ -1,9 +1,9 @@
 """Constraint groups of the exact model: one small function per group, in build order.
 
 Each function creates the variables its group defines and records every constraint under the
-group's name (`Encoding.add`). The rules mirror `model.cost.violations` and
+group's name (`Encoding.add`). The rules mirror `model.check.check_plan` and
 `model.plan.complete_assignment` one for one, so that a solution decodes into a Plan that
-passes `plan.check`.
+passes `check_plan`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import lowered_warps, padded_warps, pipeline_copies
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
+from ..model.resources import lowered_warps, padded_warps, pipeline_copies
 from .objective import ii_lower_bound
 from .variables import Encoding
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..model.cost import single_partition_registers
 from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
+from ..model.unspecialized import single_partition_registers
 from .constraints import first_free_partition
 from .variables import Encoding, Lit
 

@@ -8,7 +8,9 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import UNITS, lowered_warps, tiebreak
+from ..model.cost import tiebreak
+from ..model.cost_table import UNITS
+from ..model.resources import lowered_warps
 from .variables import Encoding
 
 

@@ -1,6 +1,6 @@
 """`solve`: run CP-SAT on one loop, warm-started from a hint, and return the best Plan.
 
-Guarantees: the plan returned passes `plan.check` whenever any valid plan is known, is never
+Guarantees: the plan returned passes `check_plan` whenever any valid plan is known, is never
 worse (under `evaluate`) than a valid hint, and is the same for the same inputs (fixed seed,
 fixed workers, interleaved search, deterministic time limit).
 """
@@ -13,10 +13,12 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
-from ..model.cost import Cost, evaluate, single_partition_plan
+from ..model.check import check_plan
+from ..model.cost import Cost, evaluate
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
+from ..model.unspecialized import single_partition_plan
 from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
@@ -149,7 +151,7 @@ def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
 
 
 def valid_cost(plan: Plan, graph: LoopGraph, target: Target) -> Cost | None:
-    return None if plan.check(graph, target) else evaluate(plan, graph, target)
+    return None if check_plan(plan, graph, target) else evaluate(plan, graph, target)
 
 
 def solve(
@@ -207,7 +209,7 @@ def _take_solution(
 ) -> None:
     """Use the solver's plan if it checks out and beats (or ties) the hint."""
     plan = decode(enc, found.value)
-    problems = plan.check(enc.graph, enc.target)
+    problems = check_plan(plan, enc.graph, enc.target)
     cost = evaluate(plan, enc.graph, enc.target) if not problems else None
     if cost is None or cost.objective != found.objective:
         why = problems or [f"evaluate gives {cost.objective}, the model {found.objective}"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from ..model.cost import CostTable
+from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
 from ..model.target import Target
 

@@ -15,7 +15,7 @@ Region ops, terminators and reduce combiners are left to `complete_assignment`.
 
 from __future__ import annotations
 
-from ..model.cost import CostTable
+from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
 from ..model.kinds import NodeRole
 from ..model.plan import complete_assignment, region_members

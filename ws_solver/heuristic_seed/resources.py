@@ -21,15 +21,11 @@ The rule, in order:
 
 from __future__ import annotations
 
-from ..model.cost import (
-    CostTable,
-    derive_channels,
-    padded_warps,
-    registers_needed,
-    shared_and_tensor_memory,
-)
+from ..model.channels import derive_channels
+from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
 from ..model.plan import Channel, Partition, Plan
+from ..model.resources import padded_warps, registers_needed, shared_and_tensor_memory
 from ..model.target import Target
 from .assign import LOAD_ROLE, MMA_ROLE
 from .facts import NOT_ISSUE, Facts

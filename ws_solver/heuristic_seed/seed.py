@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from ..model.cost import CostTable, cost_table, evaluate, padded_warps, single_partition_plan
+from ..model.check import check_plan
+from ..model.cost import evaluate
+from ..model.cost_table import CostTable, cost_table
 from ..model.graph import LoopGraph
 from ..model.lowering import TmemIf, lowering_violations
 from ..model.plan import Partition, Plan
+from ..model.resources import padded_warps
 from ..model.target import Target, target_for
+from ..model.unspecialized import single_partition_plan
 from .assign import assign, cap_partitions, group_cost, number_partitions
 from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
 from .merge import MergeState, merge_data_partitions
@@ -89,7 +93,7 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
             strategy=STRATEGY,
             merges=tuple(state.merges),
         )
-        problems = plan.check(graph, target)
+        problems = check_plan(plan, graph, target)
         rules = lowering_violations(graph, plan, table.lowering)
         if rules:  # the rules this heuristic does not steer by: Triton could not lower it
             return None, rules[0]

@@ -2,7 +2,7 @@
 
 `lowering_rules(graph, target)` turns the rules of docs/triton-lowering-rules.md into plain
 node/edge data that the CP-SAT encoder (encode/constraints.py, group "lowering"), the heuristic
-and `lowering_violations` (behind `Plan.check`) share:
+and `lowering_violations` (behind `check_plan`) share:
 
 - R1 (sm_90): a wgmma reading shared memory allocated before the loop runs in partition 0.
 - R2, narrowed (sm_90): the wgmmas of a loop run in one partition.

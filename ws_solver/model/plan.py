@@ -76,12 +76,6 @@ class Plan:
         ]
         return max(depths, default=None)
 
-    def check(self, graph: LoopGraph, target) -> list[str]:
-        """Every violated constraint, in words; empty when the plan is valid."""
-        from .cost import violations
-
-        return violations(self, graph, target)
-
     def to_dict(self) -> dict:
         d = asdict(self)
         d["assignment"] = [list(p) for p in self.assignment]

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from time import perf_counter
 
-from ..model.cost import PARAMS, evaluate, tiebreak
+from ..model.check import check_plan
+from ..model.cost import evaluate, tiebreak
+from ..model.cost_params import PARAMS
 from ..model.decision import DEPARTURE_MARGIN, departure
 from ..model.graph import LoopGraph
 from ..model.plan import Plan, is_assignable
@@ -183,7 +185,7 @@ def plan_summary(plan: Plan, graph: LoopGraph, target: Target, reason: str) -> d
         "shared_memory": cost.shared_memory,
         "tensor_memory_columns": cost.tensor_memory_columns,
         "merges": len(plan.merges),
-        "violations": plan.check(graph, target),
+        "violations": check_plan(plan, graph, target),
     }
 
 

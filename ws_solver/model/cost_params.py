@@ -1,0 +1,61 @@
+"""The cost model's constants: what is not a hardware rate (those live in `Target.rates`).
+
+The calibrated numbers are here and only here: `register_scale_percent` and the three stall
+terms are fitted by `benchmarks/calibrate.py` on H200 measurements (it prints a
+`CostParams(...)` to paste); the rest are modeling estimates. `cost_table` turns them, with a
+LoopGraph and a Target, into the per-node and per-channel coefficients `evaluate` and the
+CP-SAT model share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CostParams:
+    """Modeling constants that are not hardware rates (those live in Target.rates)."""
+
+    # Cycles a partition spends issuing one asynchronous op (a TMA copy or a tcgen05/wgmma
+    # MMA) with its barrier bookkeeping; single-thread issue, so it does not scale with warps.
+    async_issue_cycles: int = 16
+    # Busy cycles per side for one channel hand-off per iteration (mbarrier arrive or wait
+    # plus phase tracking), on top of the hand-off latency in Rates.sync_latency_cycles.
+    channel_sync_cycles: int = 8
+    # Cycles for one scalar/index op or a region op's control flow.
+    scalar_cycles: int = 2
+    # Round-trip latency of a tile load from global memory (L2 miss), in cycles. An estimate
+    # (~440 ns at 1.83 GHz) until calibrated on the H200; used only for latency bounds.
+    load_latency_cycles: int = 800
+    # Registers per thread every partition needs besides its tensors (indices, addresses,
+    # loop control, predicates).
+    base_registers: int = 24
+    # The constants below are fitted by benchmarks/calibrate.py on the H200 measurements in
+    # benchmarks/results/gpu-2026-11-29-*.json (it prints them; the values here are its output).
+    # ptxas holds more than the tensors the model counts (an op's operands next to its result,
+    # wgmma fragments, addresses): tensor bytes count at this percent, the least that covers
+    # ptxas's registers on every unspecialized kernel that did not spill.
+    register_scale_percent: int = 139
+    # Stalls added to II (cycles per iteration), for sm_90's wgmma (`wgmma_stalls`): warp
+    # groups of one partition issue their wgmmas together, so when two or more of them also
+    # wait on the stage barriers of their own loads, the stage is released (and the next TMA
+    # issued) only when the slowest group gets there: specialized 8-warp GEMMs ran 5-20%
+    # faster than unspecialized ones.
+    wgmma_shared_stall_cycles: int = 170
+    # One warp group issuing the wgmma waits on every hand-off from another partition (a
+    # stage loaded there, values computed there) and releases a stage only once its wgmma
+    # retired (the Hopper fix); no second group's wgmma covers the wait: 4-warp GEMMs ran
+    # 4-7% slower specialized.
+    wgmma_lone_stall_cycles: int = 71
+    # A specialized kernel takes the whole register file (setmaxnreg shares it out), so a
+    # loop whose unspecialized kernel fits two CTAs per SM (`single_partition_ctas`) gives up
+    # the second CTA, which hid the first one's waits: attention d64 (4 or 8 warps) and the
+    # grouped GEMMs ran 11-21% slower specialized.
+    lost_occupancy_cycles: int = 212
+    # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits). The
+    # objective must stay below 2**53 (CP-SAT reports objective values as doubles), which
+    # leaves II up to 2**17 cycles; `evaluate` checks both.
+    ii_weight: int = 1 << 36
+
+
+PARAMS = CostParams()

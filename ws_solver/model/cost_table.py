@@ -1,0 +1,403 @@
+"""The cost table: a LoopGraph + Target turned into integer coefficients (cycles, bytes,
+registers) per node, per channelled value and per loop-carried recurrence.
+
+`evaluate` (cost.py) applies them to a Plan; the CP-SAT encoder builds its constraints from
+the same table, so the solver's objective and `evaluate` agree exactly. The constants that are
+not hardware rates are in cost_params.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cache
+from math import ceil
+
+from .cost_params import PARAMS, CostParams
+from .graph import LoopGraph
+from .kinds import CONTROL_FLOW, NodeKind, NodeRole
+from .lowering import LoweringRules, lowering_rules
+from .plan import is_assignable, is_duplicable
+from .resources import lanes, single_partition_ctas
+from .target import Target
+
+UNITS = ("tensor", "memory", "sfu", "alu", "smem")
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    busy: dict[int, int]  # warps -> cycles the partition's stream spends on the node
+    units: dict[str, int]  # SM-wide unit -> cycles of that unit
+    latency: int  # cycles from inputs ready to output ready
+    live_bytes: int  # register bytes live across the iteration (tensor iter args)
+    transient_bytes: int  # register bytes of its tensor results while they are in use
+    min_warps: int  # MMA issue / TMEM readers need a whole warp group on some targets
+
+
+@dataclass(frozen=True)
+class ValueCost:
+    """What sending one value of a node to another partition costs, per channel and stage.
+
+    Tokens (and other data-free values) need only the barrier hand-off; scalars and register
+    tensors are staged through shared memory (written by the producer, read by the consumer);
+    memory descriptors hand over a buffer, which is copied per stage when it is allocated in
+    the loop (`alloc`), else shared as it is."""
+
+    producer: int  # node id
+    value: str  # SSA value name, as on `Edge.value`
+    kind: str  # the value's kind: "tensor", "scalar", "memdesc", "token", ...
+    consumers: tuple[int, ...]  # nodes that need the value (terminators excluded)
+    bytes: int  # bytes buffered per stage (0: barrier only)
+    memory: str  # "shared", "tensor" or "" (barrier only)
+    staged: bool  # register data copied through shared memory (write + read)
+    alloc: int | None  # the in-loop allocation (node id) a memdesc is multibuffered in
+    producer_busy: int
+    consumer_busy: int
+    smem_unit: int
+    latency: int  # bound: II * depth >= latency
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A loop-carried value: `producer`'s `value` → (back edge) → iter arg `carried`, with
+    the latency of the path iter arg ⇝ producer."""
+
+    producer: int
+    value: str
+    carried: int
+    latency: int
+
+
+@dataclass(frozen=True)
+class CostTable:
+    graph: LoopGraph
+    target: Target
+    params: CostParams
+    nodes: tuple[NodeCost, ...]
+    # (producer node id, value name) -> channel costs, for every value with consumers, in
+    # (producer, value name) order.
+    values: dict[tuple[int, str], ValueCost]
+    consumers: dict[int, tuple[int, ...]]  # node id -> nodes that need any of its results
+    recurrences: tuple[Recurrence, ...]
+    hoisted_smem: int  # shared memory allocated above the loop and used in it
+    hoisted_tmem_columns: int
+    loop_smem: dict[int, int]  # in-loop shared allocation: node id -> bytes per copy
+    loop_tmem_columns: dict[int, int]  # in-loop tensor-memory allocation: node id -> columns
+    assignable: tuple[int, ...]
+    duplicable: frozenset[int]
+    warp_options: tuple[int, ...]
+    lowering: LoweringRules = field(default_factory=LoweringRules)  # Triton 3.6's rules
+    wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
+    loads: tuple[int, ...] = ()  # load ops (TMA and pointer loads)
+    single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
+
+    def busy(self, node_id: int, warps: int) -> int:
+        return self.nodes[node_id].busy[warps]
+
+    def values_of(self, node_id: int) -> list[ValueCost]:
+        """The channelled values of one node, by value name."""
+        return [v for (u, _), v in self.values.items() if u == node_id]
+
+
+def cost_table(graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> CostTable:
+    return _cost_table_cached(graph, target, params)
+
+
+@cache
+def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> CostTable:
+    warp_options = tuple(sorted(set(target.allowed_partition_warps) | {graph.num_warps}))
+    nodes = tuple(_node_cost(graph, target, params, n.id, warp_options) for n in graph.nodes)
+    consumers = _consumers(graph)
+    hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
+    values = _value_costs(graph, target, params, nodes, {*loop_smem, *loop_tmem})
+    table = CostTable(
+        graph=graph,
+        target=target,
+        params=params,
+        nodes=nodes,
+        values=values,
+        consumers=consumers,
+        recurrences=_recurrences(graph, nodes),
+        hoisted_smem=hoisted_smem,
+        hoisted_tmem_columns=hoisted_tmem,
+        loop_smem=loop_smem,
+        loop_tmem_columns=loop_tmem,
+        assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),
+        duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
+        warp_options=warp_options,
+        lowering=lowering_rules(graph, target),
+        wgmmas=tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers),
+        loads=tuple(n.id for n in graph.of_kind(NodeKind.LOAD)),
+    )
+    return replace(table, single_ctas=single_partition_ctas(table))
+
+
+# -- per-node coefficients -------------------------------------------------------------------
+def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
+    node = graph.nodes[node_id]
+    rates = target.rates
+    units: dict[str, int] = {}
+    min_warps = 1
+    live = 0
+    transient = 0
+    if node.is_value:
+        # A nested loop's carried tensor lives only while that loop runs (its result is what
+        # the code after it uses), so it counts like a transient, not across the iteration.
+        if node.value_kind == "tensor" and node.role == NodeRole.ITER_ARG and node.parent is None:
+            live = node.out_bytes
+        elif node.value_kind == "tensor":
+            transient = node.out_bytes
+        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, 1)
+    if node.role == NodeRole.OP:
+        transient = _register_result_bytes(graph, node_id)
+
+    def per_element(elements: int, rate_per_lane: float = 1.0):
+        return {w: ceil(elements * rate_per_lane / lanes(target, w)) for w in warp_options}
+
+    const = dict.fromkeys(warp_options, params.scalar_cycles)
+    kind, name = node.kind, node.op_name
+    latency = None
+    if node.role == NodeRole.TERMINATOR or node.follows_parent:
+        busy = dict.fromkeys(warp_options, 0)
+    elif kind == NodeKind.MMA and node.mma is not None:
+        rate = rates.mma_flops_per_cycle.get(_mma_key(node.mma.operand_type))
+        rate = rate or rates.mma_flops_per_cycle["f16"]
+        units["tensor"] = ceil(node.mma.flops / rate)
+        busy = dict.fromkeys(warp_options, params.async_issue_cycles)
+        latency = units["tensor"]
+        if node.mma.accumulator_in_registers:
+            min_warps = target.mma_issue_warps
+    elif kind == NodeKind.LOAD and name != "tt.load":
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        busy = dict.fromkeys(warp_options, params.async_issue_cycles)
+        latency = params.load_latency_cycles
+    elif name == "tt.load":
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
+        busy = per_element(node.elements, 2.0) if node.elements else const
+        latency = params.load_latency_cycles
+    elif kind == NodeKind.STORE:
+        units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
+        if name.startswith("tt.descriptor"):
+            # Registers are staged through shared memory before the TMA store.
+            units["smem"] = ceil(node.io_bytes / rates.smem_bytes_per_cycle)
+            busy = {w: params.async_issue_cycles + units["smem"] for w in warp_options}
+        else:
+            busy = per_element(max(node.elements, 1), 2.0)
+    elif kind == NodeKind.TMEM:
+        moved = node.out_bytes if name == "ttng.tmem_load" else _operand_bytes(graph, node_id)
+        if name in ("ttng.tmem_load", "ttng.tmem_store"):
+            busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
+            # A warp reaches only its own 32 TMEM lanes: both directions need a warp group.
+            min_warps = max(target.tmem_reader_warps, 1)
+        else:
+            busy = const
+    elif kind == NodeKind.SFU:
+        units["sfu"] = ceil(node.elements / rates.sfu_ops_per_cycle)
+        per_lane = rates.alu_ops_per_cycle / rates.sfu_ops_per_cycle
+        busy = per_element(node.elements, per_lane)
+    elif kind == NodeKind.REDUCE:
+        units["alu"] = ceil(2 * _operand_elements(graph, node_id) / rates.alu_ops_per_cycle)
+        busy = per_element(_operand_elements(graph, node_id), 2.0)
+    elif kind == NodeKind.VIEW:
+        moved = _view_traffic(graph, node_id)
+        units["smem"] = ceil(moved / rates.smem_bytes_per_cycle)
+        busy = dict.fromkeys(warp_options, units["smem"])
+    elif kind == NodeKind.SCALAR or node.op_name in CONTROL_FLOW or not node.elements:
+        busy = const
+    else:  # NONE: elementwise tensor arithmetic, one instruction per element
+        units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
+        busy = per_element(node.elements)
+    units = {k: v for k, v in units.items() if v}
+    if latency is None:
+        latency = busy.get(4, max(busy.values()))
+    return NodeCost(busy, units, latency, live, transient, min_warps)
+
+
+def _mma_key(operand_type: str) -> str:
+    return "f32" if operand_type in ("f32", "tf32") else operand_type
+
+
+def _register_result_bytes(graph: LoopGraph, node_id: int) -> int:
+    """Bytes of register tensors the node produces (a TMA load into shared memory has none)."""
+    out = [e for e in graph.out_edges(node_id) if e.value_kind == "tensor"]
+    if any(e.distance == 1 for e in out):
+        return 0  # the new value of a carried tensor takes the old one's registers
+    node = graph.nodes[node_id]
+    tma_load = node.kind == NodeKind.LOAD and node.op_name != "tt.load"
+    if tma_load and all(graph.nodes[e.dst].op_name == "ttg.local_alloc" for e in out):
+        return 0
+    return max((e.bytes for e in out), default=0)
+
+
+def _operand_bytes(graph: LoopGraph, node_id: int) -> int:
+    return max((e.bytes for e in graph.in_edges(node_id) if e.value_kind == "tensor"), default=0)
+
+
+def _operand_elements(graph: LoopGraph, node_id: int) -> int:
+    found = [e.elements for e in graph.in_edges(node_id) if e.value_kind == "tensor"]
+    return max(found, default=graph.nodes[node_id].elements)
+
+
+def _view_traffic(graph: LoopGraph, node_id: int) -> int:
+    """Shared-memory bytes a view moves: layout conversions and register→smem copies."""
+    node = graph.nodes[node_id]
+    if node.op_name == "ttg.convert_layout":
+        return 2 * node.out_bytes
+    if node.op_name in ("ttg.local_alloc", "ttg.local_store"):
+        sources = [graph.nodes[e.src] for e in graph.in_edges(node_id)]
+        # A TMA load writes shared memory itself; only register data is copied.
+        if any(s.kind == NodeKind.LOAD and s.op_name != "tt.load" for s in sources):
+            return 0
+        return _operand_bytes(graph, node_id)
+    if node.op_name == "ttg.local_load":
+        return node.out_bytes
+    return 0
+
+
+# -- channelled values ------------------------------------------------------------------------
+def _consumers(graph: LoopGraph) -> dict[int, tuple[int, ...]]:
+    """Nodes that need each node's results. Terminators are not consumers: the carried value
+    travels on the edge to the iter-arg / if-result node instead."""
+    out: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
+    for e in graph.edges:
+        if graph.nodes[e.dst].role == NodeRole.TERMINATOR:
+            continue
+        if e.dst not in out[e.src]:
+            out[e.src].append(e.dst)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def _value_costs(graph, target, params, nodes, allocations) -> dict:
+    """Channel costs of every value that has consumers, keyed (producer, value name)."""
+    found: dict[tuple[int, str], dict] = {}
+    for e in graph.edges:
+        if graph.nodes[e.dst].role == NodeRole.TERMINATOR:
+            continue
+        entry = found.setdefault((e.src, e.value), {"edge": e, "consumers": set()})
+        entry["consumers"].add(e.dst)
+    alloc_of_name = _allocation_names(graph, allocations)
+    rates, sync = target.rates, params.channel_sync_cycles
+    out = {}
+    for (u, value), entry in sorted(found.items()):
+        e = entry["edge"]
+        staged = e.value_kind in ("tensor", "scalar")
+        alloc = None
+        if e.value_kind == "memdesc":
+            alloc = _in_loop_allocation(graph, u, value, alloc_of_name)
+        nbytes = e.bytes if staged or alloc is not None else 0
+        # Staged data lands in shared memory; a buffer keeps its memory; a token needs none.
+        memory = "shared" if staged else ((e.memory or "shared") if nbytes else "")
+        smem_cycles = ceil(nbytes / rates.smem_bytes_per_cycle) if staged else 0
+        out[u, value] = ValueCost(
+            producer=u,
+            value=value,
+            kind=e.value_kind,
+            consumers=tuple(sorted(entry["consumers"])),
+            bytes=nbytes,
+            memory=memory,
+            staged=staged,
+            alloc=alloc,
+            producer_busy=sync + smem_cycles,
+            consumer_busy=sync + smem_cycles,
+            smem_unit=2 * smem_cycles,
+            latency=nodes[u].latency + rates.sync_latency_cycles,
+        )
+    return out
+
+
+def _allocation_names(graph: LoopGraph, allocations) -> dict[str, int]:
+    """Result name -> node id, for the loop's in-loop allocations."""
+    names = {}
+    for n in sorted(allocations):
+        for e in graph.out_edges(n):
+            if e.value_kind == "memdesc":
+                names.setdefault(e.value, n)
+        names.setdefault(graph.nodes[n].label.split(", ")[0], n)
+    return names
+
+
+def _in_loop_allocation(graph: LoopGraph, u: int, value: str, alloc_of_name) -> int | None:
+    """The in-loop allocation a memdesc value of node `u` lives in: `u` itself when it
+    allocates, else the root allocation of the view (`Node.buffers`), if allocated in the
+    loop."""
+    if value in alloc_of_name:
+        return alloc_of_name[value]
+    inside = [b for b in graph.nodes[u].buffers if b.inside_loop and b.name in alloc_of_name]
+    if len(inside) == 1:
+        return alloc_of_name[inside[0].name]
+    return None
+
+
+# -- recurrences and buffers -----------------------------------------------------------------
+def _recurrences(graph: LoopGraph, nodes) -> tuple[Recurrence, ...]:
+    """For each back edge of the WS loop, the longest latency path iter arg ⇝ producer."""
+    succ: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
+    for e in graph.edges:
+        if e.distance == 0 and graph.nodes[e.dst].role != NodeRole.TERMINATOR:
+            succ[e.src].append(e.dst)
+    order = _topological(graph, succ)
+    found = []
+    for e in graph.edges:
+        if e.distance != 1 or e.carried_by is not None:
+            continue
+        best: dict[int, int] = {e.dst: 0}
+        for n in order:
+            if n not in best:
+                continue
+            for m in succ[n]:
+                cand = best[n] + nodes[m].latency
+                if cand > best.get(m, -1):
+                    best[m] = cand
+        if e.src in best:
+            found.append(Recurrence(e.src, e.value, e.dst, best[e.src]))
+    return tuple(found)
+
+
+def _topological(graph: LoopGraph, succ: dict[int, list[int]]) -> list[int]:
+    indegree = {n: 0 for n in succ}
+    for n in succ:
+        for m in succ[n]:
+            indegree[m] += 1
+    ready = sorted(n for n, d in indegree.items() if d == 0)
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for m in succ[n]:
+            indegree[m] -= 1
+            if indegree[m] == 0:
+                ready.append(m)
+    return order
+
+
+def _buffers(graph: LoopGraph, target: Target):
+    hoisted_smem = sum(
+        b.bytes for b in graph.loop_buffers if not b.inside_loop and b.memory == "shared"
+    )
+    hoisted_tmem = sum(
+        _tmem_columns(target, b.bytes)
+        for b in graph.loop_buffers
+        if not b.inside_loop and b.memory == "tensor"
+    )
+    loop_smem, loop_tmem = {}, {}
+    for n in graph.nodes:
+        if n.op_name == "ttg.local_alloc" and n.role == NodeRole.OP:
+            loop_smem[n.id] = _allocated_bytes(n)
+        elif n.op_name == "ttng.tmem_alloc" and n.role == NodeRole.OP:
+            loop_tmem[n.id] = _tmem_columns(target, _allocated_bytes(n))
+    return hoisted_smem, hoisted_tmem, loop_smem, loop_tmem
+
+
+def _allocated_bytes(node) -> int:
+    """Bytes an allocation op allocates: its own buffers (not other results it returns)."""
+    names = set(node.label.split(", "))
+    own = [b.bytes for b in node.buffers if b.name in names]
+    return sum(own) if own else node.out_bytes
+
+
+def _tmem_columns(target: Target, nbytes: int) -> int:
+    """Columns of 128 lanes x 32 bits a buffer takes, rounded as the allocator rounds."""
+    columns = max(1, ceil(nbytes / (target.tmem_lanes * 4)))
+    if not target.has_tmem:
+        return columns
+    return max(target.tmem_min_alloc_columns, 1 << (columns - 1).bit_length())

@@ -1,0 +1,108 @@
+"""What a partition or a plan occupies: warps, registers, shared and tensor memory.
+
+These read a `CostTable` (its per-node register bytes and buffers); `cost_table` itself uses
+`single_partition_ctas`, so the table type is only named here for type checkers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from math import ceil
+from typing import TYPE_CHECKING
+
+from .graph import LoopGraph
+from .plan import Plan
+from .target import Target
+
+if TYPE_CHECKING:
+    from .cost_table import CostTable
+
+
+def lanes(target: Target, warps: int) -> int:
+    """Threads that issue in parallel: a partition uses at most one scheduler per warp."""
+    return target.threads_per_warp * min(warps, target.warps_per_group)
+
+
+def padded_warps(target: Target, warps: int) -> int:
+    """Warps a partition occupies: Triton pads partitions to whole warp groups."""
+    g = target.warps_per_group
+    return -(-warps // g) * g
+
+
+def lowered_warps(graph: LoopGraph, warps: int) -> int:
+    """Warps that hold a partition's tensors in the binary: Triton 3.6 starts every partition
+    region at the kernel's num_warps and only ever shrinks it (docs/dropin.md)."""
+    return min(warps, graph.num_warps)
+
+
+def register_bytes(table: CostTable, members: Iterable[int]) -> int:
+    """Register bytes a partition holds at its peak: live tensors + its largest transient."""
+    members = list(members)
+    live = sum(table.nodes[n].live_bytes for n in members)
+    return live + max((table.nodes[n].transient_bytes for n in members), default=0)
+
+
+def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
+    """setmaxnreg a partition needs at `warps` warps: base + its register bytes, scaled, per
+    thread of its lowered warps, rounded up to a legal value; may exceed the maximum (then
+    the plan is infeasible)."""
+    t, params = table.target, table.params
+    threads = t.threads_per_warp * lowered_warps(table.graph, warps)
+    scaled = register_bytes(table, members) * params.register_scale_percent
+    need = params.base_registers + ceil(scaled / (100 * 4 * threads))
+    return max(t.setmaxnreg_min, ceil(need / t.setmaxnreg_step) * t.setmaxnreg_step)
+
+
+def single_partition_ctas(table: CostTable) -> int:
+    """CTAs per SM of the loop's unspecialized kernel, as its registers (ptxas caps them at
+    the setmaxnreg maximum and spills), shared memory (the pipeliner gives each in-loop
+    buffer one copy per stage) and warps allow."""
+    t, graph = table.target, table.graph
+    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
+    regs = min(need, t.setmaxnreg_max) * t.threads_per_warp * graph.num_warps
+    smem = table.hoisted_smem + sum(
+        b * pipeline_copies(graph, n) for n, b in table.loop_smem.items()
+    )
+    ctas = min(
+        t.registers_per_sm // regs,
+        t.shared_memory_per_sm // (smem + t.reserved_shared_memory_per_cta),
+        t.max_warps_per_sm // graph.num_warps,
+    )
+    return max(ctas, 1)
+
+
+def pipeline_copies(graph: LoopGraph, alloc: int) -> int:
+    """Copies Triton's pipeliner makes of an in-loop shared allocation, whatever the plan:
+    one per schedule stage from the load that fills it to the allocation (measured: 4-stage
+    TMA GEMMs hold 4 copies of A and B with and without specialization)."""
+    node = graph.nodes[alloc]
+    loads = [graph.nodes[e.src].stage for e in graph.in_edges(alloc)]
+    starts = [s for s in loads if s is not None]
+    if node.stage is None or not starts:
+        return 1
+    return max(1, node.stage - min(starts) + 1)
+
+
+def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
+    """Bytes of shared memory and columns of tensor memory the plan uses: buffers hoisted
+    above the loop, in-loop shared allocations times the pipeline's stages or the depth of
+    the deepest channel that sends them (or a view of them), whichever is more, in-loop
+    tensor memory times that depth, and register values staged per channel stage."""
+    depth_of_alloc: dict[int, int] = {}
+    smem = table.hoisted_smem
+    for c in plan.channels:
+        vc = table.values.get((c.producer, c.value))
+        if vc is None:
+            continue
+        if vc.staged:
+            smem += vc.bytes * c.depth
+        if vc.alloc is not None:  # the allocation is copied per stage of its deepest channel
+            depth_of_alloc[vc.alloc] = max(depth_of_alloc.get(vc.alloc, 1), c.depth)
+    smem += sum(
+        b * max(pipeline_copies(table.graph, n), depth_of_alloc.get(n, 1))
+        for n, b in table.loop_smem.items()
+    )
+    tmem = table.hoisted_tmem_columns + sum(
+        cols * depth_of_alloc.get(n, 1) for n, cols in table.loop_tmem_columns.items()
+    )
+    return smem, tmem
