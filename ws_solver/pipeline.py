@@ -19,9 +19,10 @@ from .model.decision import DEPARTURE_MARGIN, departure
 from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
-from .model.kinds import NodeKind, NodeRole
+from .model.kinds import NodeRole
 from .model.plan import Plan
 from .model.target import Target, target_for
+from .model.traverse import load_feeds_mma
 from .model.unspecialized import kernel_register_conflict, single_partition_plan
 
 STRATEGIES = ("optimal", "heuristic", "none")
@@ -164,7 +165,7 @@ def _solve_loop(
         return _explore_loop(graph, target, rank, heuristic, options)
     if strategy != "optimal":
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
-    if not has_load_feeding_mma(graph):
+    if not load_feeds_mma(graph):
         return single_partition_plan(graph, target, "optimal"), reason, {}
     from .encode import solve
 
@@ -243,24 +244,6 @@ def _explore_loop(
     what = f"specialized: {parts} partitions" if parts > 1 else "not specialized"
     details = {"status": chosen.status, "rank": chosen.rank, "alternatives": len(found)}
     return chosen.plan, f"{what} (explore rank {chosen.rank}{kept})", details
-
-
-def has_load_feeding_mma(graph: LoopGraph) -> bool:
-    """Whether there is anything to overlap: a load whose data reaches an MMA."""
-    succ: dict[int, list[int]] = {}
-    for e in graph.edges:
-        succ.setdefault(e.src, []).append(e.dst)
-    for load in graph.of_kind(NodeKind.LOAD):
-        seen, stack = set(), [load.id]
-        while stack:
-            n = stack.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if graph.nodes[n].kind == NodeKind.MMA and graph.nodes[n].role == NodeRole.OP:
-                return True
-            stack.extend(succ.get(n, ()))
-    return False
 
 
 @dataclass

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
-from ..model.kinds import NodeRole
+from ..model.kinds import NodeRole, op_traits
 from ..model.plan import complete_assignment, region_members
+from ..model.traverse import topological_order
 from .facts import LOAD, MMA, MMA_REG, STORE, TMEM, Facts
 from .merge import MergeState
 from .rules import CAP
@@ -90,7 +91,7 @@ class _Propagation:
         self.region_extra: dict[int, list[int]] = {
             n.id: region_members(graph, n.id)
             for n in graph.nodes
-            if n.role == NodeRole.OP and n.op_name in ("scf.if", "scf.for")
+            if n.role == NodeRole.OP and op_traits(n.op_name).region
         }
 
     def where(self, c: int) -> set[int]:
@@ -143,29 +144,6 @@ class _Propagation:
         return sorted(found)[:1] if found else []
 
 
-def _topological(graph: LoopGraph, nodes: list[int]) -> list[int]:
-    """`nodes` in an order where distance-0 producers come first (ties: node id)."""
-    chosen = set(nodes)
-    indegree = dict.fromkeys(nodes, 0)
-    succ: dict[int, list[int]] = {n: [] for n in nodes}
-    for e in graph.edges:
-        if e.distance == 0 and e.src in chosen and e.dst in chosen and e.src != e.dst:
-            succ[e.src].append(e.dst)
-            indegree[e.dst] += 1
-    ready = sorted(n for n in nodes if indegree[n] == 0)
-    order: list[int] = []
-    while ready:
-        n = ready.pop(0)
-        order.append(n)
-        for m in succ[n]:
-            indegree[m] -= 1
-            if indegree[m] == 0:
-                ready.append(m)
-        ready.sort()
-    seen = set(order)
-    return order + [n for n in sorted(nodes) if n not in seen]
-
-
 def assign(
     graph: LoopGraph,
     facts: Facts,
@@ -179,7 +157,7 @@ def assign(
     for n, p in data_partition.items():
         parts[n] = {p}
     free = [n for n in table.assignable if n not in parts]
-    order = _topological(graph, free)
+    order = topological_order(graph, free)
     backwards = order[::-1]
     # Consumers first: a node runs where the nodes that need it run.
     for _ in range(len(free) + 1):
@@ -211,7 +189,7 @@ def assign(
             break
     for n in free:
         parts.setdefault(n, {0})
-    _duplicate_cheap(graph, table, prop, order=_topological(graph, list(table.assignable)))
+    _duplicate_cheap(graph, table, prop, order=topological_order(graph, list(table.assignable)))
     decided = {n: tuple(sorted(parts[n])) for n in table.assignable}
     return complete_assignment(graph, decided)
 

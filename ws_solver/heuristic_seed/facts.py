@@ -8,14 +8,15 @@ everything reachable from them through edges of either distance.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from functools import cache
 
 from ..model.graph import LoopGraph
-from ..model.kinds import NodeKind, NodeRole
+from ..model.kinds import TMEM_LOAD as TMEM_LOAD_OP
+from ..model.kinds import NodeKind, NodeRole, is_tma_load, op_traits
 from ..model.plan import is_assignable
 from ..model.target import Target
+from ..model.traverse import descendants, load_feeds_mma, reaches_mma
 
 # -- node flags --------------------------------------------------------------------------------
 LOAD = 1 << 0  # descriptor (TMA) load/gather
@@ -42,19 +43,6 @@ SPECIAL = LOAD | STORE | MMA | TMEM | SFU  # a partition without these is "plain
 COSTLY_SFU_ELEMENTS = 256
 # An edge carrying more than this many elements is expensive to communicate.
 LARGE_EDGE_ELEMENTS = 16_384
-
-# Views for the view-chain rule: pure layout/shape changes. Allocations and stores into
-# shared memory are "staging" instead (they copy data), and loads from it are real moves.
-_NOT_VIEWS = frozenset({"ttg.local_alloc", "ttg.local_store", "ttg.local_load"})
-_STAGING = frozenset({"ttg.local_alloc", "ttg.local_store", "ttng.tmem_alloc", "ttng.tmem_store"})
-_TMA_ISSUE = frozenset(
-    {
-        "tt.descriptor_load",
-        "tt.descriptor_gather",
-        "ttng.async_tma_copy_global_to_local",
-        "ttng.async_tma_gather",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -92,8 +80,8 @@ def facts_for(graph: LoopGraph, target: Target) -> Facts:
 @cache
 def _facts(graph: LoopGraph, target: Target) -> Facts:
     nodes = graph.nodes
-    reaches_mma = _reaches_mma(graph)
-    flags = tuple(_node_flags(graph, target, n.id, reaches_mma) for n in nodes)
+    mma_reached = reaches_mma(graph)
+    flags = tuple(_node_flags(graph, target, n.id, mma_reached) for n in nodes)
     data = _data_nodes(graph)
     edges = tuple(
         DataEdge(i, e.src, e.dst, e.distance, e.value_kind, e.elements)
@@ -111,7 +99,6 @@ def _facts(graph: LoopGraph, target: Target) -> Facts:
         max((e.elements for e in graph.in_edges(n.id)), default=n.elements) for n in nodes
     )
     tbufs = tuple(frozenset(b.name for b in n.buffers if b.memory == "tensor") for n in nodes)
-    loads = [n.id for n in nodes if n.kind == NodeKind.LOAD and n.role == NodeRole.OP]
     return Facts(
         graph=graph,
         target=target,
@@ -123,7 +110,7 @@ def _facts(graph: LoopGraph, target: Target) -> Facts:
         producers=tuple(tuple(p) for p in producers),
         view_in_elements=view_in,
         tensor_buffers=tbufs,
-        feeds_mma=any(reaches_mma[n] for n in loads),
+        feeds_mma=load_feeds_mma(graph),
     )
 
 
@@ -135,8 +122,9 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
             flags |= NOT_ISSUE
         return flags
     kind, name = node.kind, node.op_name
+    traits = op_traits(name)
     flags = 0
-    if kind == NodeKind.LOAD and name in _TMA_ISSUE:
+    if kind == NodeKind.LOAD and is_tma_load(name):
         flags |= LOAD | (LOAD_FEEDS_MMA if reaches_mma[node_id] else LOAD_NO_MMA)
     elif kind == NodeKind.LOAD:
         flags |= PTR_LOAD | NOT_ISSUE
@@ -151,9 +139,9 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
             flags |= MMA_REG | NOT_ISSUE
     elif kind == NodeKind.TMEM:
         flags |= TMEM | NOT_ISSUE
-        if name == "ttng.tmem_load":
+        if name == TMEM_LOAD_OP:
             flags |= TMEM_LOAD
-        elif name == "ttng.tmem_alloc":
+        elif traits.allocates == "tensor":
             flags |= TMEM_ALLOC
     elif kind == NodeKind.SFU:
         flags |= SFU | NOT_ISSUE
@@ -161,16 +149,18 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
             flags |= SFU_COSTLY
     elif kind in (NodeKind.NONE, NodeKind.REDUCE) and node.elements:
         flags |= NOT_ISSUE
-    if kind != NodeKind.VIEW or name in _NOT_VIEWS:
+    # Views for the view-chain rule: pure layout/shape changes. Allocations and stores into
+    # shared memory are "staging" instead (they copy data), and loads from it are real moves.
+    if kind != NodeKind.VIEW or traits.reads or traits.writes:
         flags |= NOT_VIEW
     registers_in = any(e.value_kind == "tensor" for e in graph.in_edges(node_id))
-    if name in _STAGING and (registers_in or name.endswith("_store")):
+    if traits.from_registers and (registers_in or not traits.allocates):
         flags |= STAGING
         # Staging register data needs threads, unless it is a TMA load's landing buffer.
         sources = [graph.nodes[e.src] for e in graph.in_edges(node_id)]
-        if not any(s.op_name in _TMA_ISSUE for s in sources):
+        if not any(is_tma_load(s.op_name) for s in sources):
             flags |= NOT_ISSUE
-        if any(s.kind == NodeKind.LOAD and s.op_name not in _TMA_ISSUE for s in sources):
+        if any(s.kind == NodeKind.LOAD and not is_tma_load(s.op_name) for s in sources):
             flags |= PTR_STAGING
     elif flags & (LOAD | PTR_LOAD | STORE | MMA | SFU | TMEM):
         flags |= NOT_STAGING
@@ -189,29 +179,6 @@ def _data_nodes(graph: LoopGraph) -> frozenset[int]:
         n.id
         for n in graph.nodes
         if n.role == NodeRole.OP
-        and (n.kind in (NodeKind.LOAD, NodeKind.MMA) or n.op_name == "ttng.tmem_load")
+        and (n.kind in (NodeKind.LOAD, NodeKind.MMA) or n.op_name == TMEM_LOAD_OP)
     ]
-    seen = set(seeds)
-    queue = deque(seeds)
-    while queue:
-        n = queue.popleft()
-        for e in graph.out_edges(n):
-            if e.dst not in seen:
-                seen.add(e.dst)
-                queue.append(e.dst)
-    return frozenset(n for n in seen if is_assignable(graph, n))
-
-
-def _reaches_mma(graph: LoopGraph) -> list[bool]:
-    """Per node: whether its results reach an MMA through edges of either distance."""
-    reach = [False] * len(graph.nodes)
-    queue = deque(n.id for n in graph.nodes if n.kind == NodeKind.MMA and n.role == NodeRole.OP)
-    for n in queue:
-        reach[n] = True
-    while queue:  # walk backwards from the MMAs
-        n = queue.popleft()
-        for e in graph.in_edges(n):
-            if not reach[e.src]:
-                reach[e.src] = True
-                queue.append(e.src)
-    return reach
+    return frozenset(n for n in descendants(graph, seeds) if is_assignable(graph, n))

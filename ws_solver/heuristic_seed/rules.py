@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model.kinds import NodeKind, NodeRole
+from ..model.kinds import LOCAL_ALLOC, TMEM_LOAD, NodeKind, NodeRole
 from .facts import (
     LARGE_EDGE_ELEMENTS,
     LOAD,
@@ -95,7 +95,7 @@ def pointer_load_to_consumer(s: MergeState, e: DataEdge, fu: int, fv: int) -> bo
 def load_to_local_alloc(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
     """A load joins the local_alloc that puts its data in shared memory."""
     src, dst = s.graph.nodes[e.src], s.graph.nodes[e.dst]
-    return src.kind == NodeKind.LOAD and dst.op_name == "ttg.local_alloc"
+    return src.kind == NodeKind.LOAD and dst.op_name == LOCAL_ALLOC
 
 
 def view_chain(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
@@ -144,7 +144,7 @@ def plain_into_sfu(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
 
 def tmem_load_to_consumer(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:
     """A tmem_load joins the op that consumes the registers it fills."""
-    return e.value_kind == "tensor" and s.graph.nodes[e.src].op_name == "ttng.tmem_load"
+    return e.value_kind == "tensor" and s.graph.nodes[e.src].op_name == TMEM_LOAD
 
 
 def tmem_to_store(s: MergeState, e: DataEdge, fu: int, fv: int) -> bool:

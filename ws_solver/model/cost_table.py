@@ -14,11 +14,12 @@ from math import ceil
 
 from .cost_params import PARAMS, CostParams
 from .graph import LoopGraph
-from .kinds import CONTROL_FLOW, NodeKind, NodeRole
+from .kinds import CONTROL_FLOW, POINTER_LOAD, TMEM_LOAD, TMEM_STORE, NodeKind, NodeRole, op_traits
 from .lowering import LoweringRules, lowering_rules
 from .plan import is_assignable, is_duplicable
 from .resources import lanes, single_partition_ctas
 from .target import Target
+from .traverse import longest_paths
 
 UNITS = ("tensor", "memory", "sfu", "alu", "smem")
 
@@ -155,6 +156,7 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
 
     const = dict.fromkeys(warp_options, params.scalar_cycles)
     kind, name = node.kind, node.op_name
+    traits = op_traits(name)
     latency = None
     if node.role == NodeRole.TERMINATOR or node.follows_parent:
         busy = dict.fromkeys(warp_options, 0)
@@ -166,26 +168,26 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
         latency = units["tensor"]
         if node.mma.accumulator_in_registers:
             min_warps = target.mma_issue_warps
-    elif kind == NodeKind.LOAD and name != "tt.load":
+    elif kind == NodeKind.LOAD and traits.is_async:
         units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
         busy = dict.fromkeys(warp_options, params.async_issue_cycles)
         latency = params.load_latency_cycles
-    elif name == "tt.load":
+    elif name == POINTER_LOAD:
         units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
         units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
         busy = per_element(node.elements, 2.0) if node.elements else const
         latency = params.load_latency_cycles
     elif kind == NodeKind.STORE:
         units["memory"] = ceil(node.io_bytes / rates.tma_bytes_per_cycle)
-        if name.startswith("tt.descriptor"):
+        if traits.tma and "shared" not in traits.reads:
             # Registers are staged through shared memory before the TMA store.
             units["smem"] = ceil(node.io_bytes / rates.smem_bytes_per_cycle)
             busy = {w: params.async_issue_cycles + units["smem"] for w in warp_options}
         else:
             busy = per_element(max(node.elements, 1), 2.0)
     elif kind == NodeKind.TMEM:
-        moved = node.out_bytes if name == "ttng.tmem_load" else _operand_bytes(graph, node_id)
-        if name in ("ttng.tmem_load", "ttng.tmem_store"):
+        moved = node.out_bytes if name == TMEM_LOAD else _operand_bytes(graph, node_id)
+        if name in (TMEM_LOAD, TMEM_STORE):
             busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
             # A warp reaches only its own 32 TMEM lanes: both directions need a warp group.
             min_warps = max(target.tmem_reader_warps, 1)
@@ -223,8 +225,9 @@ def _register_result_bytes(graph: LoopGraph, node_id: int) -> int:
     if any(e.distance == 1 for e in out):
         return 0  # the new value of a carried tensor takes the old one's registers
     node = graph.nodes[node_id]
-    tma_load = node.kind == NodeKind.LOAD and node.op_name != "tt.load"
-    if tma_load and all(graph.nodes[e.dst].op_name == "ttg.local_alloc" for e in out):
+    if _lands_in_memory(node) and all(
+        op_traits(graph.nodes[e.dst].op_name).allocates == "shared" for e in out
+    ):
         return 0
     return max((e.bytes for e in out), default=0)
 
@@ -241,17 +244,23 @@ def _operand_elements(graph: LoopGraph, node_id: int) -> int:
 def _view_traffic(graph: LoopGraph, node_id: int) -> int:
     """Shared-memory bytes a view moves: layout conversions and register→smem copies."""
     node = graph.nodes[node_id]
-    if node.op_name == "ttg.convert_layout":
-        return 2 * node.out_bytes
-    if node.op_name in ("ttg.local_alloc", "ttg.local_store"):
+    traits = op_traits(node.op_name)
+    if traits.unit != "smem":
+        return 0
+    if traits.from_registers:  # local_alloc, local_store
         sources = [graph.nodes[e.src] for e in graph.in_edges(node_id)]
-        # A TMA load writes shared memory itself; only register data is copied.
-        if any(s.kind == NodeKind.LOAD and s.op_name != "tt.load" for s in sources):
+        # An asynchronous load writes shared memory itself; only register data is copied.
+        if any(_lands_in_memory(s) for s in sources):
             return 0
         return _operand_bytes(graph, node_id)
-    if node.op_name == "ttg.local_load":
+    if traits.reads:  # local_load
         return node.out_bytes
-    return 0
+    return 2 * node.out_bytes  # a layout conversion: through shared memory and back
+
+
+def _lands_in_memory(node) -> bool:
+    """An asynchronous load (TMA, cp.async): its data lands in shared memory, not registers."""
+    return node.kind == NodeKind.LOAD and op_traits(node.op_name).is_async
 
 
 # -- channelled values ------------------------------------------------------------------------
@@ -331,43 +340,14 @@ def _in_loop_allocation(graph: LoopGraph, u: int, value: str, alloc_of_name) -> 
 # -- recurrences and buffers -----------------------------------------------------------------
 def _recurrences(graph: LoopGraph, nodes) -> tuple[Recurrence, ...]:
     """For each back edge of the WS loop, the longest latency path iter arg ⇝ producer."""
-    succ: dict[int, list[int]] = {n.id: [] for n in graph.nodes}
-    for e in graph.edges:
-        if e.distance == 0 and graph.nodes[e.dst].role != NodeRole.TERMINATOR:
-            succ[e.src].append(e.dst)
-    order = _topological(graph, succ)
     found = []
     for e in graph.edges:
         if e.distance != 1 or e.carried_by is not None:
             continue
-        best: dict[int, int] = {e.dst: 0}
-        for n in order:
-            if n not in best:
-                continue
-            for m in succ[n]:
-                cand = best[n] + nodes[m].latency
-                if cand > best.get(m, -1):
-                    best[m] = cand
+        best = longest_paths(graph, e.dst, lambda m: nodes[m].latency)
         if e.src in best:
             found.append(Recurrence(e.src, e.value, e.dst, best[e.src]))
     return tuple(found)
-
-
-def _topological(graph: LoopGraph, succ: dict[int, list[int]]) -> list[int]:
-    indegree = {n: 0 for n in succ}
-    for n in succ:
-        for m in succ[n]:
-            indegree[m] += 1
-    ready = sorted(n for n, d in indegree.items() if d == 0)
-    order = []
-    while ready:
-        n = ready.pop(0)
-        order.append(n)
-        for m in succ[n]:
-            indegree[m] -= 1
-            if indegree[m] == 0:
-                ready.append(m)
-    return order
 
 
 def _buffers(graph: LoopGraph, target: Target):
@@ -381,9 +361,10 @@ def _buffers(graph: LoopGraph, target: Target):
     )
     loop_smem, loop_tmem = {}, {}
     for n in graph.nodes:
-        if n.op_name == "ttg.local_alloc" and n.role == NodeRole.OP:
+        allocates = op_traits(n.op_name).allocates if n.role == NodeRole.OP else ""
+        if allocates == "shared":
             loop_smem[n.id] = _allocated_bytes(n)
-        elif n.op_name == "ttng.tmem_alloc" and n.role == NodeRole.OP:
+        elif allocates == "tensor":
             loop_tmem[n.id] = _tmem_columns(target, _allocated_bytes(n))
     return hoisted_smem, hoisted_tmem, loop_smem, loop_tmem
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.annotate import LoopAnnotation
 from .graph import LoopGraph
-from .kinds import NodeRole
+from .kinds import NodeRole, op_traits
 from .plan import Plan
 
 
@@ -24,7 +24,7 @@ def loop_annotation(graph: LoopGraph, plan: Plan, tag: int) -> LoopAnnotation:
             outputs.setdefault(node.op_index, {})[node.result_index] = parts
     # Results of nested region ops that are not value nodes (e.g. tt.reduce) run with the op.
     for node in graph.nodes:
-        if node.role == NodeRole.OP and node.op_name in ("tt.reduce", "tt.scan"):
+        if node.role == NodeRole.OP and op_traits(node.op_name).combiner:
             count = len(node.label.split(", ")) if node.label != node.op_name else 0
             outputs[node.op_index] = dict.fromkeys(range(count), plan.assignment[node.id])
     used = tuple(p.id for p in plan.partitions)

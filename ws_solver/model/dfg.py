@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 from ..ir import Module, Op, Value
 from ..ir.types import MEMDESC, TENSOR
 from .graph import Buffer, Edge, LoopGraph, MmaShape, Node
-from .kinds import POINTER_LOAD, TERMINATORS, NodeKind, NodeRole, op_kind
+from .kinds import (
+    POINTER_LOAD,
+    SCF_FOR,
+    SCF_IF,
+    SCF_YIELD,
+    TERMINATORS,
+    NodeKind,
+    NodeRole,
+    op_kind,
+    op_traits,
+)
+from .traverse import reaches
 
 WS_ATTR = "tt.warp_specialize"
-_MEMDESC_VIEWS = frozenset(
-    {
-        "ttg.memdesc_index",
-        "ttg.memdesc_trans",
-        "ttg.memdesc_subslice",
-        "ttg.memdesc_reshape",
-        "ttg.memdesc_reinterpret",
-        "ttng.tmem_subslice",
-    }
-)
-_ALLOCATIONS = frozenset({"ttg.local_alloc", "ttng.tmem_alloc"})
-_REGISTER_ACCUMULATOR_MMAS = frozenset({"ttng.warp_group_dot", "tt.dot", "tt.dot_scaled"})
-# Ops that put register data where an sm_100 MMA reads it: the tensor-memory counterpart of
-# `ttg.local_alloc` (a VIEW), so a pointer load's data flows through them like through a view.
-_TMEM_WRITES = frozenset({"ttng.tmem_alloc", "ttng.tmem_store", "ttng.tmem_copy"})
 
 
 @dataclass(frozen=True)
@@ -41,9 +36,9 @@ def ws_loops(module: Module) -> list[WSLoop]:
     """Outermost loops tagged `tt.warp_specialize`, in textual order."""
     loops = []
     for op in module.walk():
-        if op.name != "scf.for" or not op.has_attr(WS_ATTR):
+        if op.name != SCF_FOR or not op.has_attr(WS_ATTR):
             continue
-        if any(a.name == "scf.for" and a.has_attr(WS_ATTR) for a in op.ancestors()):
+        if any(a.name == SCF_FOR and a.has_attr(WS_ATTR) for a in op.ancestors()):
             continue
         kernel = next((a.symbol for a in op.ancestors() if a.symbol), "")
         loops.append(WSLoop(op, len(loops), kernel))
@@ -153,9 +148,9 @@ class _Builder:
         self.node_of_op[id(op)] = node
         for v in op.results:
             self.node_of_value.setdefault(id(v), node)
-        if op.name == "scf.for":
+        if op.name == SCF_FOR:
             self.add_iter_args(op, parent=node)
-        elif op.name == "scf.if":
+        elif op.name == SCF_IF:
             ids = []
             for k, v in enumerate(op.results):
                 ids.append(
@@ -215,7 +210,7 @@ class _Builder:
         index = self.op_index[id(op)]
         dst = self.node_of_op[id(op)]
         parent = op.parent_op
-        inits_from = len(op.operands) - len(op.results) if op.name == "scf.for" else None
+        inits_from = len(op.operands) - len(op.results) if op.name == SCF_FOR else None
         for k, value in enumerate(op.operands):
             src = self.producer(value)
             if src is None:
@@ -225,12 +220,12 @@ class _Builder:
                 self.edge(src, target, value, 0, use=(index, k))
                 continue
             self.edge(src, dst, value, 0, use=(index, k))
-            if op.name != "scf.yield" or parent is None:
+            if op.name != SCF_YIELD or parent is None:
                 continue
-            if parent.name == "scf.for":
+            if parent.name == SCF_FOR:
                 carried = None if parent is self.loop.op else self.node_of_op[id(parent)]
                 self.edge(src, self.iter_nodes[id(parent)][k], value, 1, carried_by=carried)
-            elif parent.name == "scf.if":
+            elif parent.name == SCF_IF:
                 self.edge(src, self.if_nodes[id(parent)][k], value, 0)
 
     def edge(self, src, dst, value: Value, distance, use=None, carried_by=None) -> None:
@@ -262,29 +257,24 @@ class _Builder:
         for e in self.edges:
             if e.distance == 0:
                 out.setdefault(e.src, []).append(e.dst)
+        nodes = self.nodes
         passthrough = (NodeKind.VIEW, NodeKind.NONE)
 
-        def passes(n: dict) -> bool:
-            if n["role"] in (NodeRole.ITER_ARG, NodeRole.IF_RESULT):
+        def passes(n: int) -> bool:
+            node = nodes[n]
+            if node["role"] in (NodeRole.ITER_ARG, NodeRole.IF_RESULT):
                 return True
-            return n["role"] == NodeRole.OP and (
-                n["kind"] in passthrough or n["op_name"] in _TMEM_WRITES
+            # Tensor-memory writes put register data where an sm_100 MMA reads it: the
+            # counterpart of `ttg.local_alloc` (a VIEW), so data flows through them too.
+            return node["role"] == NodeRole.OP and (
+                node["kind"] in passthrough or "tensor" in op_traits(node["op_name"]).writes
             )
 
-        for node in self.nodes:
-            if node["op_name"] != POINTER_LOAD:
-                continue
-            seen, queue = {node["id"]}, deque(out.get(node["id"], []))
-            while queue:
-                n = queue.popleft()
-                if n in seen:
-                    continue
-                seen.add(n)
-                if self.nodes[n]["kind"] == NodeKind.MMA:
-                    node["kind"] = NodeKind.LOAD
-                    break
-                if passes(self.nodes[n]):
-                    queue.extend(out.get(n, []))
+        for node in nodes:
+            if node["op_name"] == POINTER_LOAD and reaches(
+                out, node["id"], lambda n: nodes[n]["kind"] == NodeKind.MMA, passes
+            ):
+                node["kind"] = NodeKind.LOAD
 
 
 def root_allocation(value: Value) -> Value:
@@ -292,7 +282,7 @@ def root_allocation(value: Value) -> Value:
     seen = 0
     while seen < 64:
         op = value.defining_op
-        if op is None or op.name not in _MEMDESC_VIEWS or not op.operands:
+        if op is None or not op_traits(op.name).memdesc_view or not op.operands:
             return value
         value = op.operands[0]
         seen += 1
@@ -307,7 +297,7 @@ def mma_shape(op: Op) -> MmaShape | None:
         return None
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
-    return MmaShape(m, n, k, a.element, op.name in _REGISTER_ACCUMULATOR_MMAS)
+    return MmaShape(m, n, k, a.element, op_traits(op.name).accumulator_in_registers)
 
 
 def _int_or_none(value) -> int | None:

@@ -27,11 +27,22 @@ from dataclasses import dataclass
 from functools import cache
 
 from .graph import Edge, LoopGraph
-from .kinds import NodeKind, NodeRole
+from .kinds import (
+    ADDPTR,
+    DESCRIPTOR_LOAD,
+    LOCAL_ALLOC,
+    OPS,
+    POINTER_LOAD,
+    SCF_IF,
+    TMEM_LOAD,
+    NodeKind,
+    NodeRole,
+)
 from .target import Target
 
 # PartitionScheduling clones these into the partitions of their users.
-REMATERIALIZED = frozenset({"tt.broadcast", "tt.expand_dims"})
+REMATERIALIZED = frozenset(n for n, t in OPS.items() if t.rematerialized)
+# The memdesc views R8 was measured on (NVWSInsertAref buffers allocations, not views).
 MEMDESC_VIEWS = frozenset({"ttg.memdesc_trans", "ttg.memdesc_reshape", "ttg.memdesc_subslice"})
 
 R3 = "R3 (pointer-load data cannot cross)"
@@ -40,9 +51,7 @@ R8 = "R8 (memdesc views cannot cross)"
 R9 = "R9 (on sm_90 register tensors do not cross)"
 R11 = "R11 (pointer tensors cannot cross)"
 # Ops whose operand 0 is a tensor of pointers.
-POINTER_USERS = frozenset(
-    {"tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.addptr", "tt.advance"}
-)
+POINTER_USERS = frozenset(n for n, t in OPS.items() if t.pointer_operand)
 
 
 @dataclass(frozen=True)
@@ -166,7 +175,7 @@ def _is_tensor_pointer_load(graph: LoopGraph, node_id: int | None) -> bool:
     if node_id is None:
         return False
     node = graph.nodes[node_id]
-    return node.role == NodeRole.OP and node.op_name == "tt.load" and node.elements > 0
+    return node.role == NodeRole.OP and node.op_name == POINTER_LOAD and node.elements > 0
 
 
 def pointer_load_edges(graph: LoopGraph) -> list[Together]:
@@ -175,7 +184,7 @@ def pointer_load_edges(graph: LoopGraph) -> list[Together]:
     found = []
     for n in graph.nodes:
         origin = chain_origin(graph, n.id)
-        if n.role == NodeRole.OP and n.op_name == "ttg.local_alloc":
+        if n.role == NodeRole.OP and n.op_name == LOCAL_ALLOC:
             sources = [chain_origin(graph, e.src) for e in graph.in_edges(n.id)]
             staged = any(_is_tensor_pointer_load(graph, s) for s in sources)
         else:
@@ -194,9 +203,9 @@ def tma_staging_edges(graph: LoopGraph) -> list[Together]:
         Together(e.src, e.dst, R6)
         for e in graph.edges
         if graph.nodes[e.src].role == NodeRole.OP
-        and graph.nodes[e.src].op_name == "tt.descriptor_load"
+        and graph.nodes[e.src].op_name == DESCRIPTOR_LOAD
         and graph.nodes[e.dst].role == NodeRole.OP
-        and graph.nodes[e.dst].op_name == "ttg.local_alloc"
+        and graph.nodes[e.dst].op_name == LOCAL_ALLOC
     ]
     return _unique(found)
 
@@ -241,7 +250,7 @@ def use_site(graph: LoopGraph, node_id: int) -> int:
     `scf.if` (a nested op's use counts as the if's), else the node itself."""
     nodes = graph.nodes
     site = node_id
-    while nodes[site].parent is not None and nodes[nodes[site].parent].op_name == "scf.if":
+    while nodes[site].parent is not None and nodes[nodes[site].parent].op_name == SCF_IF:
         site = nodes[site].parent
     return site
 
@@ -255,7 +264,7 @@ def exact_sites(graph: LoopGraph, node_id: int, seen: frozenset[int] = frozenset
         for e in _consumed(graph, node_id)
         if e.value_kind == "memdesc" and not e.distance and e.dst not in seen
     ]
-    if node.role == NodeRole.OP and views and node.op_name != "ttg.local_alloc":
+    if node.role == NodeRole.OP and views and node.op_name != LOCAL_ALLOC:
         found: set[int] = set()
         for e in views:
             found |= exact_sites(graph, e.dst, seen | {node_id})
@@ -300,7 +309,7 @@ def tmem_ifs(graph: LoopGraph) -> list[TmemIf]:
             parent = nodes[access].parent
             if nodes[access].kind != NodeKind.TMEM or parent is None:
                 continue
-            if nodes[parent].op_name != "scf.if":
+            if nodes[parent].op_name != SCF_IF:
                 continue
             body = tuple(c.id for c in graph.children(parent) if c.role == NodeRole.OP)
             found += [TmemIf(m, access, parent, body) for m in mmas]
@@ -315,7 +324,7 @@ def tmem_owners(graph: LoopGraph) -> list[tuple[int, ...]]:
     return [
         tuple(ops)
         for ops in tmem_buffers(graph).values()
-        if any(nodes[n].op_name == "ttng.tmem_load" for n in ops)
+        if any(nodes[n].op_name == TMEM_LOAD for n in ops)
     ]
 
 
@@ -332,7 +341,7 @@ def pointer_edges(graph: LoopGraph) -> list[Together]:
         if e.value_kind != "tensor" or dst.role == NodeRole.TERMINATOR:
             continue
         into_pointer = dst.role == NodeRole.OP and dst.op_name in POINTER_USERS
-        from_addptr = src.role == NodeRole.OP and src.op_name == "tt.addptr"
+        from_addptr = src.role == NodeRole.OP and src.op_name == ADDPTR
         if from_addptr or (into_pointer and e.use is not None and e.use[1] == 0):
             found.append(Together(e.src, e.dst, R11))
     return _unique(found)

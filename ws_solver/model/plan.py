@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 
 from .graph import LoopGraph
-from .kinds import NodeKind, NodeRole
+from .kinds import SCF_IF, NodeKind, NodeRole, op_traits
 
 # Channel depths (pipeline stages of a cross-partition buffer) a plan may choose.
 CHANNEL_DEPTHS = (1, 2, 3, 4)
@@ -101,10 +101,8 @@ def is_duplicable(graph: LoopGraph, node_id: int) -> bool:
     """Cheap nodes that may run in several partitions instead of being communicated."""
     node = graph.nodes[node_id]
     if node.role == NodeRole.OP:
-        return node.kind in (NodeKind.SCALAR, NodeKind.VIEW) and node.op_name not in (
-            "ttg.local_alloc",
-            "ttg.local_store",
-        )
+        # Not an op that writes memory: a second copy would write it twice.
+        return node.kind in (NodeKind.SCALAR, NodeKind.VIEW) and not op_traits(node.op_name).writes
     return node.is_value and node.value_kind == "scalar"
 
 
@@ -115,7 +113,7 @@ def is_assignable(graph: LoopGraph, node_id: int) -> bool:
 
 
 def _is_region(node) -> bool:
-    return node.role == NodeRole.OP and node.op_name in ("scf.if", "scf.for")
+    return node.role == NodeRole.OP and op_traits(node.op_name).region
 
 
 def region_members(graph: LoopGraph, node_id: int) -> list[int]:
@@ -132,7 +130,7 @@ def region_members(graph: LoopGraph, node_id: int) -> list[int]:
 def _region_members(graph: LoopGraph, node_id: int) -> tuple[int, ...]:
     node = graph.nodes[node_id]
     found = {c.id for c in graph.nodes if c.parent == node_id}
-    if node.op_name == "scf.if":
+    if node.op_name == SCF_IF:
         values = {
             v.id
             for v in graph.nodes

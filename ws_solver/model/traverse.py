@@ -1,0 +1,94 @@
+"""Walks over a loop graph, in one place: what reaches what, and in which order."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache
+
+import networkx as nx
+
+from .graph import LoopGraph
+from .kinds import NodeKind, NodeRole
+
+
+def reaches(
+    succ: Mapping[int, Iterable[int]],
+    start: int,
+    found: Callable[[int], bool],
+    through: Callable[[int], bool] = lambda n: True,
+) -> bool:
+    """Whether a walk from `start` along `succ` meets a node where `found` holds, passing only
+    through nodes where `through` holds (breadth first)."""
+    seen, queue = {start}, deque(succ.get(start, ()))
+    while queue:
+        n = queue.popleft()
+        if n in seen:
+            continue
+        seen.add(n)
+        if found(n):
+            return True
+        if through(n):
+            queue.extend(succ.get(n, ()))
+    return False
+
+
+def descendants(graph: LoopGraph, sources: Iterable[int]) -> frozenset[int]:
+    """`sources` and every node their results reach, through edges of either distance."""
+    found = set(sources)
+    for n in list(found):
+        found |= nx.descendants(graph.nx, n)
+    return frozenset(found)
+
+
+@cache
+def reaches_mma(graph: LoopGraph) -> tuple[bool, ...]:
+    """Per node: whether its results reach an MMA op through edges of either distance."""
+    mmas = [n.id for n in graph.of_kind(NodeKind.MMA)]
+    reach = set(mmas)
+    for n in mmas:
+        reach |= nx.ancestors(graph.nx, n)
+    return tuple(n.id in reach for n in graph.nodes)
+
+
+def load_feeds_mma(graph: LoopGraph) -> bool:
+    """Whether there is anything to overlap: a load whose data reaches an MMA."""
+    reach = reaches_mma(graph)
+    return any(reach[n.id] for n in graph.of_kind(NodeKind.LOAD))
+
+
+def same_iteration(graph: LoopGraph, nodes: Iterable[int] | None = None) -> nx.DiGraph:
+    """The distance-0 edges among `nodes` (all when None), without self edges and edges into
+    terminators: an acyclic graph, since SSA values are defined before their uses."""
+    chosen = set(range(len(graph.nodes)) if nodes is None else nodes)
+    g = nx.DiGraph()
+    g.add_nodes_from(sorted(chosen))
+    g.add_edges_from(
+        (e.src, e.dst)
+        for e in graph.edges
+        if e.distance == 0
+        and e.src != e.dst
+        and e.src in chosen
+        and e.dst in chosen
+        and graph.nodes[e.dst].role != NodeRole.TERMINATOR
+    )
+    return g
+
+
+def topological_order(graph: LoopGraph, nodes: Iterable[int] | None = None) -> list[int]:
+    """`nodes` (all when None) with every distance-0 producer before its consumers; ties go
+    to the lowest node id."""
+    return list(nx.lexicographical_topological_sort(same_iteration(graph, nodes)))
+
+
+def longest_paths(graph: LoopGraph, start: int, weight: Callable[[int], int]) -> dict[int, int]:
+    """Per node reached from `start` through distance-0 edges: the heaviest path there, each
+    node entered adding its `weight` (`start` itself: 0)."""
+    dag = same_iteration(graph)
+    best = {start: 0}
+    for n in nx.topological_sort(dag):
+        if n not in best:
+            continue
+        for m in dag.successors(n):
+            best[m] = max(best.get(m, -1), best[n] + weight(m))
+    return best
