@@ -18,8 +18,9 @@ Prints, per kernel:
   or specialized ('forced')? Configurations whose forced run did not specialize offer no
   choice and are listed apart.
 
-Then the constants of the cost model it fits from the data (CostParams, ws_solver/model/cost_params.py);
-the code's values must be what it prints (each line says "same in code" or the code's value):
+Then the constants of the cost model it fits from the data (CostParams,
+ws_solver/model/cost_params.py); the code's values must be what it prints (each line says
+"same in code" or the code's value):
 
 - register_scale_percent: the least percent at which base_registers + the scaled tensor
   registers per thread cover ptxas's count on every unspecialized run that did not spill;

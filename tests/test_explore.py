@@ -20,7 +20,8 @@ from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.decision import DEPARTURE_MARGIN, departure
 from ws_solver.model.dfg import build_graph, ws_loops
-from ws_solver.pipeline import SolveOptions, check_strategy, explore_rank, plan_loop, resolve_target
+from ws_solver.pipeline import SolveOptions, plan_loop, resolve_target
+from ws_solver.strategy import explore_rank, parse_strategy
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
@@ -89,10 +90,10 @@ def test_k_must_be_positive() -> None:
 
 def test_strategy_names() -> None:
     assert explore_rank("explore:3") == 3 and explore_rank("optimal") is None
-    check_strategy("explore:0")
+    parse_strategy("explore:0")
     for bad in ("explore:", "explore:x", "explore:-1", "best"):
         with pytest.raises(ValueError):
-            check_strategy(bad)
+            parse_strategy(bad)
 
 
 def test_explore_strategy_takes_the_ranked_plan(gemm_alternatives) -> None:

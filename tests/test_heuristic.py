@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
-from ws_solver.heuristic_seed import RULE_NAMES, STRATEGY, decide, partition
+from ws_solver.heuristic_seed import RULE_NAMES, decide, partition
 from ws_solver.heuristic_seed import merge as merge_module
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
@@ -20,6 +20,7 @@ from ws_solver.model.kinds import NodeKind, NodeRole
 from ws_solver.model.plan import complete_assignment, is_assignable
 from ws_solver.model.target import SM100, target_for
 from ws_solver.model.unspecialized import single_partition_plan
+from ws_solver.strategy import Strategy
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 FILES = sorted(p.name for p in TTGIR.glob("*.ttgir"))
@@ -53,7 +54,7 @@ def test_every_loop_gets_a_valid_plan(name: str) -> None:
         for force in (False, True):
             plan, reason = decide(graph, target, force=force)
             assert check_plan(plan, graph, target) == [], (graph.name, force, reason)
-            assert plan.strategy == STRATEGY
+            assert plan.strategy == Strategy.HEURISTIC
             assert plan.loop == graph.name and plan.target == target.name
             assert reason.startswith("specialized") == plan.specialized, reason
 

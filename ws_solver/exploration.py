@@ -25,7 +25,6 @@ from .model.kinds import NodeRole
 from .model.plan import Plan
 from .model.target import Target, target_for
 from .pipeline import (
-    EXPLORE,
     SolveOptions,
     _Planned,
     _settle_kernels,
@@ -33,6 +32,7 @@ from .pipeline import (
     resolve_target,
     solver_arguments,
 )
+from .strategy import EXPLORE
 
 SCHEMA = "ws-solver.explore"
 VERSION = 1

@@ -6,10 +6,10 @@ that should not be specialized, remove its `tt.warp_specialize` tag) → print.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import ir, plancache
@@ -24,28 +24,7 @@ from .model.plan import Plan
 from .model.target import Target, target_for
 from .model.traverse import load_feeds_mma
 from .model.unspecialized import kernel_register_conflict, single_partition_plan
-
-STRATEGIES = ("optimal", "heuristic", "none")
-# "explore:K": each loop's K-th best plan under the cost model (`encode.alternatives`); a loop
-# with no K-th plan keeps its best one (rank 0, the modeled optimum).
-EXPLORE = "explore:"
-
-
-def explore_rank(strategy: str) -> int | None:
-    """K of "explore:K"; None for any other strategy name."""
-    if not strategy.startswith(EXPLORE):
-        return None
-    rank = strategy[len(EXPLORE) :]
-    if not rank.isdigit():
-        raise ValueError(f"bad strategy {strategy!r}: write explore:K with K = 0, 1, 2, ...")
-    return int(rank)
-
-
-def check_strategy(strategy: str) -> None:
-    """ValueError unless `strategy` is one of STRATEGIES or explore:K."""
-    if strategy not in STRATEGIES and explore_rank(strategy) is None:
-        choices = ", ".join((*STRATEGIES, "explore:K"))
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {choices}")
+from .strategy import EXPLORE, PIPELINE_STRATEGIES, Explore, Strategy, parse_strategy
 
 
 @dataclass(frozen=True)
@@ -71,7 +50,7 @@ class LoopReport:
     line: int
     target: str
     ops: int
-    strategy: str
+    strategy: Strategy
     specialized: bool
     reason: str
     ii: int
@@ -125,15 +104,15 @@ def resolve_target(module: ir.Module, override: str | None) -> Target:
 
 
 def plan_loop(
-    graph: LoopGraph, target: Target, strategy: str, options: SolveOptions
+    graph: LoopGraph, target: Target, strategy: Strategy | Explore | str, options: SolveOptions
 ) -> tuple[Plan, str, dict]:
     """Run one strategy on one loop: (plan, reason, solver details).
 
     Plans of "optimal" and "heuristic" are cached (ws_solver.plancache) unless
     `options.cache` is off; a plan served from the cache says so in its details."""
-    if strategy == "none":
-        return single_partition_plan(graph, target, "none"), "strategy none", {}
-    check_strategy(strategy)
+    strategy = parse_strategy(strategy, PIPELINE_STRATEGIES)
+    if strategy == Strategy.NONE:
+        return single_partition_plan(graph, target, Strategy.NONE), "strategy none", {}
     if not getattr(options, "cache", True):
         return _solve_loop(graph, target, strategy, options)
     key = plancache.key_for(graph, target, strategy, options)
@@ -153,20 +132,19 @@ def plan_loop(
 
 
 def _solve_loop(
-    graph: LoopGraph, target: Target, strategy: str, options: SolveOptions
+    graph: LoopGraph, target: Target, strategy: Strategy, options: SolveOptions
 ) -> tuple[Plan, str, dict]:
     from .heuristic_seed import decide
 
-    heuristic, reason = decide(graph, target, force=options.force and strategy == "heuristic")
-    if strategy == "heuristic":
+    heuristic, reason = decide(
+        graph, target, force=options.force and strategy == Strategy.HEURISTIC
+    )
+    if strategy == Strategy.HEURISTIC:
         return heuristic, reason, {}
-    rank = explore_rank(strategy)
-    if rank is not None:
-        return _explore_loop(graph, target, rank, heuristic, options)
-    if strategy != "optimal":
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    if isinstance(strategy, Explore):
+        return _explore_loop(graph, target, strategy.rank, heuristic, options)
     if not load_feeds_mma(graph):
-        return single_partition_plan(graph, target, "optimal"), reason, {}
+        return single_partition_plan(graph, target, Strategy.OPTIMAL), reason, {}
     from .encode import solve
 
     result = solve(graph, target, hint=heuristic, **solver_arguments(options))
@@ -220,7 +198,7 @@ def loop_alternatives(
     partition) for a loop with nothing to overlap."""
     from .encode.alternatives import Alternative, alternatives
 
-    if not has_load_feeding_mma(graph):
+    if not load_feeds_mma(graph):
         plan = single_partition_plan(graph, target, f"{EXPLORE}0")
         cost = evaluate(plan, graph, target)
         return [Alternative(0, plan, cost.ii, cost.objective, "SKIPPED", ())]
@@ -258,28 +236,54 @@ class _Planned:
     wall_s: float
 
 
-def _name_loop(e: Exception, loop: Any) -> None:
-    # Say which loop failed without changing the exception's type (the drop-in names it in
-    # its fallback warning).
-    with contextlib.suppress(AttributeError):
-        e.ws_solver_loop = {"kernel": loop.kernel, "loop": loop.index, "line": loop.op.line}
+@dataclass(frozen=True)
+class LoopPlace:
+    """Which warp-specialized loop: its kernel, index in the module and TTGIR line."""
+
+    kernel: str
+    loop: int
+    line: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
-def _plan_each_loop(module: ir.Module, tgt: Target, strategy: str, options) -> list[_Planned]:
+class LoopError(Exception):
+    """`error`, raised while planning or annotating the loop at `loop`."""
+
+    def __init__(self, loop: LoopPlace, error: Exception) -> None:
+        super().__init__(str(error))
+        self.loop = loop
+        self.error = error
+
+
+def _place(loop: Any) -> LoopPlace:
+    return LoopPlace(loop.kernel, loop.index, loop.op.line)
+
+
+def _plan_each_loop(
+    module: ir.Module,
+    tgt: Target,
+    strategy: Strategy,
+    options,
+    graphs: Sequence[LoopGraph] | None,
+) -> list[_Planned]:
+    loops = ws_loops(module)
+    if graphs is not None and len(graphs) != len(loops):
+        raise ValueError(f"{len(graphs)} loop graphs for {len(loops)} warp-specialized loops")
     planned = []
-    for loop in ws_loops(module):
+    for k, loop in enumerate(loops):
         start = time.perf_counter()
         try:
-            graph = build_graph(module, loop)
+            graph = build_graph(module, loop) if graphs is None else graphs[k]
             plan, reason, details = plan_loop(graph, tgt, strategy, options)
         except Exception as e:
-            _name_loop(e, loop)
-            raise
+            raise LoopError(_place(loop), e) from e
         planned.append(_Planned(loop, graph, plan, reason, details, time.perf_counter() - start))
     return planned
 
 
-def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: str) -> None:
+def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: Strategy) -> None:
     """Unspecialize every loop of a kernel where specializing would spill another loop."""
     by_kernel: dict[str, list[_Planned]] = {}
     for item in planned:
@@ -296,17 +300,20 @@ def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: str) -> None
 
 def partition_module(
     module: ir.Module,
-    strategy: str = "optimal",
+    strategy: Strategy | str = Strategy.OPTIMAL,
     target: str | None = None,
     options: SolveOptions | None = None,
+    graphs: Sequence[LoopGraph] | None = None,
 ) -> list[LoopReport]:
     """Annotate every WS loop of `module` in place; returns one report per loop.
 
     Each loop is planned on its own, then the loops of one kernel are checked together
-    (`kernel_register_conflict`)."""
+    (`kernel_register_conflict`). `graphs`: the loops' graphs when the caller built them
+    already (`build_graphs(module)`). A failure on a loop is a LoopError naming it."""
+    strategy = parse_strategy(strategy, PIPELINE_STRATEGIES)
     options = options or SolveOptions()
     tgt = resolve_target(module, target)
-    planned = _plan_each_loop(module, tgt, strategy, options)
+    planned = _plan_each_loop(module, tgt, strategy, options, graphs)
     _settle_kernels(planned, tgt, strategy)
     reports = []
     for item in planned:
@@ -319,8 +326,7 @@ def partition_module(
             else:
                 clear_loop(loop.op)
         except Exception as e:
-            _name_loop(e, loop)
-            raise
+            raise LoopError(_place(loop), e) from e
         reports.append(
             LoopReport(
                 kernel=loop.kernel,
@@ -342,7 +348,7 @@ def partition_module(
     return reports
 
 
-def partition_text(text: str, strategy: str = "optimal", **kwargs: Any):
+def partition_text(text: str, strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any):
     """Parse, partition and print: (annotated text, per-loop reports)."""
     module = ir.parse(text)
     reports = partition_module(module, strategy, **kwargs)

@@ -15,6 +15,7 @@ from pathlib import Path
 from .. import ir
 from ..model import LoopGraph, build_graph, ws_loops
 from ..model.check import check_plan
+from ..strategy import Strategy
 
 PROG = "ws-solver"
 
@@ -97,7 +98,11 @@ def read_module(path: Path) -> ir.Module:
 
 def load_graphs(path: Path, loop: int | None = None) -> list[LoopGraph]:
     """The loop graphs of one file: all its warp-specialized loops, or only loop `loop`."""
-    module = read_module(path)
+    return module_graphs(path, read_module(path), loop)
+
+
+def module_graphs(path: Path, module: ir.Module, loop: int | None = None) -> list[LoopGraph]:
+    """`load_graphs` of a module already read from `path`."""
     loops = ws_loops(module)
     if not loops:
         raise CliError(f"{path}: no loop carries tt.warp_specialize")
@@ -205,10 +210,13 @@ def add_command(subparsers, name: str, help: str, description: str, epilog: str)
 
 
 def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
-    from ..pipeline import STRATEGIES
+    from ..strategy import PIPELINE_STRATEGIES, Strategy
 
     parser.add_argument(
-        "--strategy", choices=STRATEGIES, default="optimal", help="default: optimal"
+        "--strategy",
+        choices=[s.value for s in PIPELINE_STRATEGIES],
+        default=Strategy.OPTIMAL.value,
+        help="default: optimal",
     )
 
 
@@ -297,7 +305,7 @@ def loop_place(path: Path | str, kernel: str, loop: int, line: int) -> str:
 def plan_failure(plan, details: dict, graph: LoopGraph, target, strategy: str) -> CliError | None:
     """Why a strategy's plan cannot be used, as a CliError with the matching exit status, or
     None when it can. Strategy "none" never fails: not specializing is always possible."""
-    if strategy == "none":
+    if strategy == Strategy.NONE:
         return None
     status = details.get("status")
     problems = check_plan(plan, graph, target)

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-from ..model import build_graph
+from ..comparison import compare_document, compare_loop, failure_record
+from ..model import LoopGraph, build_graph, target_for
 from ..report import compare as cmp
+from ..strategy import Strategy
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
@@ -145,10 +147,16 @@ def check_writable(out: str | None) -> None:
 
 @dataclass(frozen=True)
 class Task:
+    """One loop to compare (sent to a worker process as it is: graph and all)."""
+
     file: str
-    loop: int
+    graph: LoopGraph
+    target: str  # Target.name (a Target does not pickle; each name has one Target)
     options: object  # pipeline.SolveOptions
-    target: str | None = None
+
+    @property
+    def loop(self) -> int:
+        return self.graph.loop_index
 
 
 @dataclass
@@ -168,12 +176,25 @@ def run_compare(paths, args, progress: bool = True, target: str | None = None) -
         try:
             module = read_module(path)
             loops = require_ws_loops(path, module)
-            module_target(path, module, target)
+            tgt = module_target(path, module, target)
         except CliError as e:
-            failures.append(cmp.failure_record(str(path), e.message, "bad_input", e.code))
+            failures.append(failure_record(str(path), e.message, "bad_input", e.code))
             report(e.message)
             continue
-        tasks.extend(Task(str(path), loop.index, options, target) for loop in loops)
+        for loop in loops:  # each loop's graph is built here, once, and sent to its worker
+            try:
+                graph = build_graph(module, loop)
+            except Exception as e:
+                where = loop_place(str(path), loop.kernel, loop.index, loop.op.line)
+                message = f"{where}: internal error: {type(e).__name__}: {e}"
+                failures.append(
+                    failure_record(
+                        str(path), message, "internal", EXIT_INTERNAL, None, loop.index, None
+                    )
+                )
+                report(message)
+                continue
+            tasks.append(Task(str(path), graph, tgt.name, options))
     records, timings = [], []
     with Progress(len(tasks), enabled=progress) as bar:
         for outcome in execute(tasks, args.jobs):
@@ -190,7 +211,7 @@ def run_compare(paths, args, progress: bool = True, target: str | None = None) -
         "seed": options.seed,
         "cache": options.cache,
     }
-    document = cmp.compare_document(
+    document = compare_document(
         settings,
         records,
         failures,
@@ -222,14 +243,14 @@ def collect_files(paths) -> tuple[list[Path], list[dict]]:
             files = sorted(p for p in path.rglob("*.ttgir") if p.is_file())
             if not files:
                 message = f"{arg}: no *.ttgir files in this directory"
-                failures.append(cmp.failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
+                failures.append(failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
                 report(message)
             found.update(dict.fromkeys(files))
         elif path.exists():
             found[path] = None
         else:
             message = f"{arg}: no such file or directory"
-            failures.append(cmp.failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
+            failures.append(failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
             report(message)
     return list(found), failures
 
@@ -251,37 +272,27 @@ def execute(tasks: list[Task], jobs: int):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-_modules: dict[str, object] = {}
-
-
 def solve_task(task: Task) -> dict:
     """Compare one loop (runs in a worker process): {"record", "timing", "failure"}."""
-    path = Path(task.file)
-    where = f"{task.file}: loop {task.loop}"
+    graph, target = task.graph, target_for(task.target)
+    where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
     try:
-        module = _modules.get(task.file)
-        if module is None:
-            module = _modules[task.file] = read_module(path)
-        loop = require_ws_loops(path, module)[task.loop]
-        where = loop_place(task.file, loop.kernel, loop.index, loop.op.line)
-        target = module_target(path, module, task.target)
-        graph = build_graph(module, loop)
-        result = cmp.compare_loop(task.file, graph, target, task.options)
-        failure = plan_failure(result.optimal, result.optimal_details, graph, target, "optimal")
-    except CliError as e:
-        return _failed(task, None, None, e.message, "bad_input", e.code)
+        result = compare_loop(task.file, graph, target, task.options)
+        failure = plan_failure(
+            result.optimal, result.optimal_details, graph, target, Strategy.OPTIMAL
+        )
     except Exception as e:
         message = f"{where}: internal error: {type(e).__name__}: {e}"
         return _failed(task, None, None, message, "internal", EXIT_INTERNAL)
     if failure is not None:
         kind = "infeasible" if failure.code == EXIT_INFEASIBLE else "timeout"
         message = f"{where}: {failure.message}"
-        return _failed(task, loop.kernel, loop.op.line, message, kind, failure.code)
+        return _failed(task, graph.kernel, graph.line, message, kind, failure.code)
     return {"record": result.record, "timing": result.timing, "failure": None}
 
 
 def _failed(task: Task, kernel, line, message: str, kind: str, code: int) -> dict:
-    failure = cmp.failure_record(task.file, message, kind, code, kernel, task.loop, line)
+    failure = failure_record(task.file, message, kind, code, kernel, task.loop, line)
     return {"record": None, "timing": None, "failure": failure}
 
 

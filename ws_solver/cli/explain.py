@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..model.cost import evaluate
 from ..report import explain as ex
 from .common import (
     EXIT_BAD_INPUT,
@@ -18,8 +19,8 @@ from .common import (
     add_strategy_argument,
     add_target_argument,
     exit_status_epilog,
-    load_graphs,
     loop_place,
+    module_graphs,
     module_target,
     non_negative_int,
     plan_failure,
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.input)
     loop = args.loop if args.loop is not None or fmt in ("txt", "dot") else 0
     module = read_module(path)
-    graphs = load_graphs(path, loop)
+    graphs = module_graphs(path, module, loop)
     target = module_target(path, module, args.target)
     options = solve_options(args)
     explained = [explain_loop(str(path), graph, target, args.strategy, options) for graph in graphs]
@@ -124,4 +125,5 @@ def explain_loop(file: str, graph, target, strategy: str, options) -> ex.Explain
     failure = plan_failure(plan, details, graph, target, strategy)
     if failure is not None:
         raise CliError(f"{place}: {failure.message}", failure.code)
-    return ex.Explained(file, graph, target, strategy, plan, reason, details)
+    cost = evaluate(plan, graph, target)
+    return ex.Explained(file, graph, target, strategy, plan, reason, cost, details)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..model import build_graph
-from ..pipeline import partition_module
+from ..pipeline import LoopError, partition_module
 from ..report.partition import partition_document, summary_line, to_json
 from .common import (
     EXIT_BAD_INPUT,
@@ -97,11 +97,17 @@ def run(args: argparse.Namespace) -> int:
             where = loop_place(path, loop.kernel, loop.index, loop.op.line)
             raise CliError(f"{where}: cannot build the loop graph: {e}", EXIT_BAD_INPUT) from e
     try:
-        reports = partition_module(module, args.strategy, target=args.target, options=options)
+        reports = partition_module(
+            module, args.strategy, target=args.target, options=options, graphs=graphs
+        )
+    except LoopError as e:
+        place = loop_place(path, e.loop.kernel, e.loop.loop, e.loop.line)
+        error = e.error
+        raise CliError(
+            f"{place}: internal error: {type(error).__name__}: {error}", EXIT_INTERNAL
+        ) from e
     except Exception as e:
-        where = getattr(e, "ws_solver_loop", None)
-        place = loop_place(path, where["kernel"], where["loop"], where["line"]) if where else path
-        raise CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
+        raise CliError(f"{path}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
     for graph, loop_report in zip(graphs, reports, strict=True):
         failure = plan_failure(loop_report.plan, loop_report.solver, graph, target, args.strategy)
         if failure is not None:

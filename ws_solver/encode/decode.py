@@ -8,6 +8,7 @@ from dataclasses import replace
 from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
 from ..model.unspecialized import single_partition_registers
+from ..strategy import Strategy
 from .constraints import first_free_partition
 from .variables import Encoding, Lit
 
@@ -60,7 +61,7 @@ def decode(enc: Encoding, value: Callable[[Lit], int]) -> Plan:
         assignment=assignment,
         partitions=tuple(partitions),
         channels=tuple(channels),
-        strategy="optimal",
+        strategy=Strategy.OPTIMAL,
     )
 
 

@@ -13,12 +13,14 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
+from ..heuristic_seed import partition as heuristic_partition
 from ..model.check import check_plan
 from ..model.cost import Cost, evaluate
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
 from ..model.unspecialized import single_partition_plan
+from ..strategy import Strategy
 from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
@@ -50,16 +52,13 @@ class SolveResult:
 
 
 def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
-    """The heuristic seed's plan when it is available and works, else one partition."""
+    """The heuristic seed's plan, else (should it fail) one partition."""
     try:
-        from .. import heuristic_seed
-
-        if hasattr(heuristic_seed, "partition"):
-            return heuristic_seed.partition(graph, target), ""
-        reason = "no heuristic seed yet"
+        return heuristic_partition(graph, target), ""
     except Exception as exc:  # the heuristic must never stop the solver
         reason = f"heuristic seed failed ({type(exc).__name__}: {exc})"
-    return single_partition_plan(graph, target, "single"), f"{reason}; hint: one partition"
+    hint = single_partition_plan(graph, target, Strategy.NONE)
+    return hint, f"{reason}; hint: one partition"
 
 
 def solver_parameters(

@@ -5,6 +5,6 @@ or not and the reason). See rules.py for the ordered merge rules and their vetoe
 """
 
 from .rules import RULE_NAMES
-from .seed import STRATEGY, decide, partition
+from .seed import decide, partition
 
-__all__ = ["RULE_NAMES", "STRATEGY", "decide", "partition"]
+__all__ = ["RULE_NAMES", "decide", "partition"]

@@ -11,6 +11,7 @@ from ..model.plan import Partition, Plan
 from ..model.resources import padded_warps
 from ..model.target import Target, target_for
 from ..model.unspecialized import single_partition_plan
+from ..strategy import Strategy
 from .assign import assign, cap_partitions, group_cost, number_partitions
 from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
 from .merge import MergeState, merge_data_partitions
@@ -23,8 +24,6 @@ from .resources import (
     stage_of,
 )
 from .rules import REGISTERS
-
-STRATEGY = "heuristic"
 
 
 def partition(graph: LoopGraph, target: Target | None = None, *, force: bool = False) -> Plan:
@@ -43,7 +42,7 @@ def decide(
     """
     target = target or target_for(graph.target)
     facts = facts_for(graph, target)
-    single = single_partition_plan(graph, target, strategy=STRATEGY)
+    single = single_partition_plan(graph, target, strategy=Strategy.HEURISTIC)
     if not facts.feeds_mma:
         return single, "not specialized: no load feeds an MMA"
     plan, why = _specialize(graph, target, facts)
@@ -90,7 +89,7 @@ def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | 
             assignment=assignment,
             partitions=partitions,
             channels=channels,
-            strategy=STRATEGY,
+            strategy=Strategy.HEURISTIC,
             merges=tuple(state.merges),
         )
         problems = check_plan(plan, graph, target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
-from ..model.cost import Cost, evaluate
+from ..model.cost import Cost
 from ..model.graph import Edge, LoopGraph
 from ..model.kinds import NodeRole
 from ..model.plan import Plan
@@ -45,11 +45,8 @@ class Explained:
     strategy: str
     plan: Plan
     reason: str
+    cost: Cost  # evaluate(plan, graph, target)
     details: dict = field(default_factory=dict)
-
-    @property
-    def cost(self) -> Cost:
-        return evaluate(self.plan, self.graph, self.target)
 
 
 @dataclass(frozen=True)

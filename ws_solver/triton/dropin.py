@@ -31,30 +31,29 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import plancache
-from ..pipeline import LoopReport, SolveOptions, explore_rank, partition_text
+from ..pipeline import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
+from ..strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
 from . import guard as lguard
 from . import pipeline as tpipe
 from .overlap import sink_wgmma_waits_report
 from .wgrelease import release_per_warp_group, release_ring_depth
 
-STRATEGIES = ("optimal", "heuristic", "triton", "none")
-# What to try, in order, for each strategy asked for; Triton's unmodified stage comes last.
-FALLBACKS: dict[str, tuple[str, ...]] = {
-    "optimal": ("optimal", "heuristic", "triton", "none"),
-    "heuristic": ("heuristic", "triton", "none"),
-    "triton": ("triton", "none"),
-    "none": ("none",),
+STRATEGIES = DROPIN_STRATEGIES
+# What to try, in order, for each strategy asked for: it, then the ones after it in
+# DROPIN_STRATEGIES; Triton's unmodified stage comes last.
+FALLBACKS: dict[Strategy, tuple[Strategy, ...]] = {
+    s: DROPIN_STRATEGIES[k:] for k, s in enumerate(DROPIN_STRATEGIES)
 }
 
 
-def fallbacks_for(strategy: str) -> tuple[str, ...]:
+def fallbacks_for(strategy: Strategy | Explore) -> tuple[Strategy | Explore, ...]:
     """FALLBACKS, with "explore:K" (a plan of `ws-solver explore`) falling back as optimal."""
-    if explore_rank(strategy) is not None:
-        return (strategy, *FALLBACKS["optimal"])
+    if isinstance(strategy, Explore):
+        return (strategy, *FALLBACKS[Strategy.OPTIMAL])
     return FALLBACKS[strategy]
 
 
-STOCK = "stock"  # Triton's own make_ttgir, as if ws_solver were not enabled
+STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were not enabled
 
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
@@ -87,7 +86,7 @@ class WSFallbackWarning(UserWarning):
 class Settings:
     """What the drop-in does while enabled."""
 
-    strategy: str = "optimal"
+    strategy: Strategy | Explore = Strategy.OPTIMAL
     solve: SolveOptions = field(default_factory=SolveOptions)
     apply_registers: bool = True
     # Sink sm_90 wgmma waits to their first use (overlap.py).
@@ -158,7 +157,7 @@ _session: _Session | None = None
 
 
 def enable(
-    strategy: str = "optimal",
+    strategy: Strategy | str = Strategy.OPTIMAL,
     time_limit: float = 10.0,
     workers: int = 2,
     seed: int = 0,
@@ -188,9 +187,7 @@ def enable(
     lowering of a partitioned module may take in the guard's child process before the
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
     """
-    if strategy not in STRATEGIES and explore_rank(strategy) is None:
-        choices = ", ".join((*STRATEGIES, "explore:K"))
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {choices}")
+    strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
     if lowering_timeout is not None and lowering_timeout < 0:
         raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
@@ -217,7 +214,7 @@ def disable() -> None:
 
 
 @contextlib.contextmanager
-def partitioner(strategy: str = "optimal", **kwargs: Any) -> Iterator[Settings]:
+def partitioner(strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any) -> Iterator[Settings]:
     """``with partitioner("heuristic"): ...`` — enable for the block, then restore."""
     with _lock:
         outer = _session
@@ -383,7 +380,7 @@ class _KernelCompile:
         report = CompileReport(_kernel_name(ttir), self.capability, self.settings.strategy)
         self.report = report
         context = mod.context
-        if self.settings.lowering_timeout and self.settings.strategy != "none":
+        if self.settings.lowering_timeout and self.settings.strategy != Strategy.NONE:
             lguard.guard().start()  # Triton's import in the helper overlaps partitioning
         result = None
         try:
@@ -411,7 +408,7 @@ class _KernelCompile:
         return result
 
     def _attempt(
-        self, strategy: str, part_text: str, context: Any, metadata: dict, sites: list[dict]
+        self, strategy: Strategy, part_text: str, context: Any, metadata: dict, sites: list[dict]
     ) -> Any:
         """Compile ``part_text`` with ``strategy``; the module on success, None on failure."""
         report = self.report
@@ -422,7 +419,7 @@ class _KernelCompile:
         err = None
         try:
             with _captured_stderr() as err:
-                if strategy == "triton":
+                if strategy == Strategy.TRITON:
                     annotated = part_text
                 else:
                     annotated, loop_reports = partition_text(
@@ -430,7 +427,7 @@ class _KernelCompile:
                     )
                     _check_solver_status(loop_reports)
                 plans = [r.plan for r in loop_reports if r.specialized]
-                if strategy == "triton" or plans:
+                if strategy == Strategy.TRITON or plans:
                     self._probe(strategy, annotated, plans)
                 post = self._post_pipeline(strategy, plans, info)
                 new_mod = tpipe.parse_module_text(annotated, context)
@@ -452,7 +449,7 @@ class _KernelCompile:
         report.loops = _loop_records(strategy, loop_reports, sites, info)
         return result
 
-    def _post_pipeline(self, strategy: str, plans: list, info: dict) -> Callable[[str], str]:
+    def _post_pipeline(self, strategy: Strategy, plans: list, info: dict) -> Callable[[str], str]:
         """The rewrite run after pipeline/optimize_partition_warps (see
         ``post_pipeline_rewrite``)."""
         hopper = _hopper_fix() if self.capability // 10 == 9 else None
@@ -466,7 +463,7 @@ class _KernelCompile:
             overlap=self.settings.overlap_wgmma,
         )
 
-    def _probe(self, strategy: str, annotated: str, plans: list) -> None:
+    def _probe(self, strategy: Strategy, annotated: str, plans: list) -> None:
         """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
         when that hangs, crashes or fails (the attempt then falls back without touching
         this process). An unavailable guard lets the attempt go on unguarded."""
@@ -704,8 +701,7 @@ def _check_solver_status(loop_reports: list[LoopReport]) -> None:
         status = r.solver.get("status")
         if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
             e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
-            e.ws_solver_loop = {"kernel": r.kernel, "loop": r.loop, "line": r.line}
-            raise e
+            raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
 
 
 def _hopper_fix() -> Callable[[str], tuple[str, str]] | None:
@@ -762,14 +758,15 @@ def _count_ws(text: str) -> int:
 def _failed_loops(e: Exception, loop_reports: list[LoopReport], sites: list[dict]) -> list[dict]:
     """The loops an exception is about: the one ws_solver names, else the specialized ones,
     else all WS loops of the kernel."""
-    named = getattr(e, "ws_solver_loop", None)
-    if isinstance(named, dict):
-        return [s for s in sites if s["loop"] == named.get("loop")] or [named]
+    if isinstance(e, LoopError):
+        return [s for s in sites if s["loop"] == e.loop.loop] or [e.loop.to_dict()]
     specialized = {r.loop for r in loop_reports if r.specialized}
     return [s for s in sites if s["loop"] in specialized] or sites
 
 
 def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: float) -> dict:
+    if isinstance(e, LoopError):
+        e = e.error
     reason = e.reason if isinstance(e, LoweringRejected) else _reason(e, stderr)
     return {
         "strategy": strategy,
@@ -830,11 +827,11 @@ def _fallback_message(report: CompileReport) -> str:
 
 
 def _loop_records(
-    strategy: str, loop_reports: list[LoopReport], sites: list[dict], info: dict
+    strategy: Strategy, loop_reports: list[LoopReport], sites: list[dict], info: dict
 ) -> list[dict]:
     by_loop = {s["loop"]: s for s in sites}
-    if strategy == "triton":
-        return [{**s, "strategy": "triton"} for s in sites]
+    if strategy == Strategy.TRITON:
+        return [{**s, "strategy": Strategy.TRITON} for s in sites]
     registers = iter(info.get("registers") or [])
     records = []
     for r in loop_reports:

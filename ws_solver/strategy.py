@@ -1,0 +1,67 @@
+"""The strategies that plan a warp-specialized loop, by name.
+
+`Strategy` is a string enum: a member equals its name ("optimal" == Strategy.OPTIMAL) and
+prints as it, so plans, reports and cache keys spell strategies as before. A parametrised
+family is a `str` subclass of its own, parsed here too: `Explore` ("explore:K", the K-th best
+plan under the cost model). `parse_strategy` turns a name from a user (CLI, `enable()`) into
+one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+
+
+class Strategy(str, Enum):
+    OPTIMAL = "optimal"  # the CP-SAT optimum under the cost model, warm-started by the heuristic
+    HEURISTIC = "heuristic"  # the incremental-merge heuristic
+    TRITON = "triton"  # Triton's own partitioner (the drop-in only)
+    NONE = "none"  # no warp specialization
+
+    def __str__(self) -> str:
+        return self.value
+
+
+EXPLORE = "explore:"
+
+
+class Explore(str):
+    """ "explore:K": each loop's K-th best plan under the cost model (`encode.alternatives`);
+    a loop with no K-th plan keeps its best one (rank 0, the modeled optimum). Falls back as
+    "optimal" does in the drop-in."""
+
+    @property
+    def rank(self) -> int:
+        return int(self[len(EXPLORE) :])
+
+
+# What the pipeline plans itself (Triton's partitioner runs inside Triton), besides explore:K.
+PIPELINE_STRATEGIES = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.NONE)
+# What the drop-in accepts besides explore:K, and what it tries after each on a failure.
+DROPIN_STRATEGIES = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.TRITON, Strategy.NONE)
+
+
+def explore_rank(strategy: str) -> int | None:
+    """K of "explore:K"; None for any other strategy name."""
+    if not strategy.startswith(EXPLORE):
+        return None
+    rank = strategy[len(EXPLORE) :]
+    if not rank.isdigit():
+        raise ValueError(f"bad strategy {strategy!r}: write explore:K with K = 0, 1, 2, ...")
+    return int(rank)
+
+
+def parse_strategy(
+    text: str, allowed: Iterable[Strategy] = PIPELINE_STRATEGIES, explore: bool = True
+) -> Strategy | Explore:
+    """The strategy named `text`: one of `allowed`, or explore:K when `explore`; ValueError
+    naming the choices otherwise."""
+    allowed = tuple(allowed)
+    for strategy in allowed:
+        if text == strategy.value:
+            return strategy
+    if explore and explore_rank(str(text)) is not None:
+        return Explore(text)
+    names = ", ".join([s.value for s in allowed] + (["explore:K"] if explore else []))
+    raise ValueError(f"unknown strategy {str(text)!r}; choose from {names}")
