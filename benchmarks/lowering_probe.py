@@ -391,7 +391,7 @@ def pair_variants(pairs_path: Path = PAIRS) -> list[Variant]:
 def probe(variant: Variant, timeout: float, guard, cache_dir: str | None) -> dict:
     from triton.backends.nvidia.compiler import CUDAOptions
 
-    from ws_solver.triton import dropin
+    from ws_solver.triton import rewrites
     from ws_solver.triton.guard import LoweringJob
 
     cap, warps, stages = file_options(variant.file)
@@ -402,7 +402,7 @@ def probe(variant: Variant, timeout: float, guard, cache_dir: str | None) -> dic
         num_warps=warps,
         registers=(),  # Triton's own register requests: the plan's do not change lowering
         apply_registers=False,
-        hopper=variant.hopper and cap == 90 and dropin._hopper_fix() is not None,
+        hopper=variant.hopper and cap == 90 and rewrites.hopper_fix() is not None,
     )
     verdict = guard.probe(job, timeout, cache_dir=cache_dir)
     errors = [m.strip() for m in _ERROR.findall(verdict.stderr)]

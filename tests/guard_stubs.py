@@ -23,6 +23,6 @@ def hang_if_annotated(job, progress) -> None:
     """Hang on our plans (annotated loops); lower Triton's own route for real."""
     if "ttg.partition.stages" in job.text:
         hang_in_pipeline(job, progress)
-    from ws_solver.triton.guard import probe_lowering
+    from ws_solver.triton.guard_server import probe_lowering
 
     probe_lowering(job, progress)

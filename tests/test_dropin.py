@@ -39,7 +39,7 @@ from ws_solver.model.channels import derive_channels  # noqa: E402
 from ws_solver.model.cost_table import cost_table  # noqa: E402
 from ws_solver.model.kinds import NodeKind  # noqa: E402
 from ws_solver.model.plan import Partition, Plan, complete_assignment  # noqa: E402
-from ws_solver.triton import dropin  # noqa: E402
+from ws_solver.triton import kernel_compile, rewrites  # noqa: E402
 from ws_solver.triton import pipeline as tpipe  # noqa: E402
 
 CAPS = (90, 100)
@@ -68,7 +68,7 @@ def _compile(kernel: str, cap: int, config: str | None = None):
 
 
 def _ws_ops(compiled) -> list[dict]:
-    return dropin.lowered_ops(compiled.asm["ttgir"], compiled.metadata.num_warps)
+    return rewrites.lowered_ops(compiled.asm["ttgir"], compiled.metadata.num_warps)
 
 
 def load_split_plan(graph, target, strategy="stub") -> Plan:
@@ -216,7 +216,7 @@ def test_plan_reaches_the_binary(isolated, monkeypatch, cap) -> None:
     # The plan's register request for the load partition reaches setmaxnreg in the PTX.
     assert report.loops[0]["registers_applied"] == [LOAD_REGISTERS]
     assert LOAD_REGISTERS in report.setmaxnreg
-    if cap == 90 and dropin._hopper_fix() is not None:
+    if cap == 90 and rewrites.hopper_fix() is not None:
         assert any(note.startswith("hopper fix applied") for note in report.notes)
     ptx = compiled.asm["ptx"]
     assert re.search(rf"setmaxnreg\.dec\.sync\.aligned\.u32\s+{LOAD_REGISTERS};", ptx)
@@ -324,7 +324,7 @@ def test_solver_without_a_plan_falls_back_to_heuristic(isolated, monkeypatch, st
 
 def _bad_annotations(monkeypatch) -> None:
     """Plans whose annotations name a partition the loop does not have: Triton rejects them."""
-    real = dropin.partition_text
+    real = kernel_compile.partition_text
 
     def corrupt(text, strategy, **kwargs):
         out, reports = real(text, strategy, **kwargs)
@@ -332,7 +332,7 @@ def _bad_annotations(monkeypatch) -> None:
             out = re.sub(r"ttg\.partition = array<i32: 1>", "ttg.partition = array<i32: 5>", out)
         return out, reports
 
-    monkeypatch.setattr(dropin, "partition_text", corrupt)
+    monkeypatch.setattr(kernel_compile, "partition_text", corrupt)
 
 
 @pytest.mark.parametrize("cap", CAPS)
@@ -380,7 +380,7 @@ def test_last_resort_is_tritons_own_stage(isolated, monkeypatch) -> None:
 
 def test_missing_hopper_fix_is_reported(isolated, monkeypatch) -> None:
     _stub_solver(monkeypatch)
-    monkeypatch.setattr(dropin, "_hopper_fix", lambda: None)
+    monkeypatch.setattr(rewrites, "hopper_fix", lambda: None)
     wst.enable("heuristic")
     with pytest.warns(wst.WSFallbackWarning, match="hopper"):
         _compile("gemm_tma", 90)
@@ -473,7 +473,7 @@ def test_enable_disable_chain_and_restore(isolated) -> None:
     assert wst.is_enabled() and knobs.cache.dir == wst.cache_dir() != base
     _compile("gemm_tma", 100)
     # The previous hook still runs, after ours: it sees our ttgir stage.
-    assert seen and isinstance(seen[0].__self__, dropin._KernelCompile)
+    assert seen and isinstance(seen[0].__self__, kernel_compile.KernelCompile)
     wst.disable()
     assert knobs.runtime.add_stages_inspection_hook is previous
     assert knobs.cache.dir == base and os.environ.get("TRITON_CACHE_DIR") == env

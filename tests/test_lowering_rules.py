@@ -163,7 +163,7 @@ def _lowered(name: str, plan: Plan) -> str:
     from ws_solver.ir.annotate import annotate_loop
     from ws_solver.model.decode import loop_annotation
     from ws_solver.model.dfg import build_graph, ws_loops
-    from ws_solver.triton import dropin
+    from ws_solver.triton import rewrites
     from ws_solver.triton.guard import LoweringGuard, LoweringJob
 
     module = ir.parse((TTGIR / name).read_text())
@@ -171,7 +171,7 @@ def _lowered(name: str, plan: Plan) -> str:
     annotate_loop(loop.op, loop_annotation(build_graph(module, loop), plan, tag=0))
     cap = 90 if name.endswith(".sm90.ttgir") else 100
     options = CUDAOptions(num_warps=4, num_stages=4)
-    hopper = cap == 90 and dropin._hopper_fix() is not None
+    hopper = cap == 90 and rewrites.hopper_fix() is not None
     job = LoweringJob(module.print(), cap, options, 4, (), False, hopper)
     guard = LoweringGuard()
     try:

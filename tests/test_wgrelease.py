@@ -185,13 +185,13 @@ def test_it_can_be_turned_off():
 def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch):
     """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX."""
     pytest.importorskip("triton")
-    from ws_solver.triton import dropin, wgrelease
+    from ws_solver.triton import rewrites, wgrelease
 
     def broken(ptx, warps, depth):
         out, report = wgrelease.release_per_warp_group(ptx, warps, depth)
         return out + "\n\tnot.an.instruction;\n", report
 
-    monkeypatch.setattr(dropin, "release_per_warp_group", broken)
+    monkeypatch.setattr(rewrites, "release_per_warp_group", broken)
     kernel = _compile_gemm_w8()
     assert kernel.asm["cubin"]
     notes = _release_notes(kernel)

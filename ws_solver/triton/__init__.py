@@ -9,11 +9,6 @@ See docs/dropin.md. Importing this package does not import Triton; ``enable()`` 
 """
 
 from .dropin import (
-    FALLBACKS,
-    STRATEGIES,
-    CompileReport,
-    Settings,
-    WSFallbackWarning,
     cache_dir,
     compile_reports,
     current_settings,
@@ -24,6 +19,7 @@ from .dropin import (
     partitioner,
     reset_jit_caches,
 )
+from .session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
 
 __all__ = [
     "FALLBACKS",

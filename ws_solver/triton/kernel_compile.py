@@ -1,0 +1,430 @@
+"""One kernel compile through the drop-in: the stages hook ``enable()`` installs, the
+replacement ``ttgir`` stage with its fallback chain, and the PTX/cubin observers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..pipeline import LoopError, LoopPlace, LoopReport, partition_text
+from ..strategy import Explore, Strategy
+from . import guard as lguard
+from . import pipeline as tpipe
+from . import rewrites
+from .reasons import failure_reason
+from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
+from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
+
+_WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
+_FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
+_SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
+
+
+# -- the hook ---------------------------------------------------------------------------------
+def make_hook(session: Session) -> Callable[..., None]:
+    def hook(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
+        if session.active and _applies(backend, stages, language, capability):
+            compile_ = KernelCompile(session, stages, options, int(capability))
+            stages["ttgir"] = compile_.ttgir
+            if "ptx" in stages:
+                stages["ptx"] = compile_.ptx
+            if "cubin" in stages:
+                stages["cubin"] = compile_.cubin
+        # Chain: an earlier hook sees (and may wrap) the stages as we left them.
+        if session.prev_hook is not None:
+            session.prev_hook(backend, stages, options, language, capability)
+
+    hook.ws_solver_session = session  # type: ignore[attr-defined]
+    return hook
+
+
+def _applies(backend: Any, stages: dict, language: Any, capability: Any) -> bool:
+    from triton.backends.compiler import Language
+
+    target = getattr(backend, "target", None)
+    return (
+        getattr(target, "backend", None) == "cuda"
+        and language == Language.TRITON
+        and isinstance(capability, int)
+        and capability >= 90
+        and "ttgir" in stages
+    )
+
+
+class KernelCompile:
+    """One kernel compile: the replacement ttgir stage and the PTX observer."""
+
+    def __init__(self, session: Session, stages: dict, options: Any, capability: int) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.stock_ttgir = stages["ttgir"]
+        self.stock_ptx = stages.get("ptx")
+        self.stock_cubin = stages.get("cubin")
+        self.unreleased_ptx: str | None = None  # the PTX before wgrelease rewrote it
+        self.options = options
+        self.capability = capability
+        self.report: CompileReport | None = None
+        self.release_ring_depth: int | None = None  # set when a specialized module lowered
+
+    # ttgir ---------------------------------------------------------------------------------
+    def ttgir(self, mod: Any, metadata: dict) -> Any:
+        ttir = mod.str()
+        if not _WS_LOOP.search(ttir):
+            return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
+        start = time.perf_counter()
+        report = CompileReport(_kernel_name(ttir), self.capability, self.settings.strategy)
+        self.report = report
+        context = mod.context
+        if self.settings.lowering_timeout and self.settings.strategy != Strategy.NONE:
+            lguard.guard().start()  # Triton's import in the helper overlaps partitioning
+        result = None
+        try:
+            with _captured_stderr() as err:
+                tpipe.run_until_partition(mod, self.options, self.capability)
+            err.replay()
+            part_text = mod.str()
+        except Exception as e:
+            report.fallbacks.append(_failure("partition point", [], e, err.text, 0.0))
+            part_text = None
+        sites = _loop_sites(part_text) if part_text is not None else []
+        if part_text is not None:
+            for strategy in fallbacks_for(self.settings.strategy):
+                result = self._attempt(strategy, part_text, context, metadata, sites)
+                if result is not None:
+                    break
+        if result is None:
+            report.strategy_used = STOCK
+            try:
+                result = self.stock_ttgir(tpipe.parse_module_text(ttir, context), metadata)
+            finally:
+                self._finish(start, metadata)
+            return result
+        self._finish(start, metadata)
+        return result
+
+    def _attempt(
+        self,
+        strategy: Strategy | Explore,
+        part_text: str,
+        context: Any,
+        metadata: dict,
+        sites: list[dict],
+    ) -> Any:
+        """Compile ``part_text`` with ``strategy``; the module on success, None on failure."""
+        report = self.report
+        assert report is not None
+        start = time.perf_counter()
+        loop_reports: list[LoopReport] = []
+        post = None
+        err = None
+        try:
+            with _captured_stderr() as err:
+                if strategy == Strategy.TRITON:
+                    annotated = part_text
+                else:
+                    annotated, loop_reports = partition_text(
+                        part_text, strategy, options=self.settings.solve
+                    )
+                    _check_solver_status(loop_reports)
+                requests = _register_requests(r.plan for r in loop_reports if r.specialized)
+                if strategy == Strategy.TRITON or requests:
+                    self._probe(strategy, annotated, requests)
+                post = self._post_pipeline(requests)
+                new_mod = tpipe.parse_module_text(annotated, context)
+                result = tpipe.run_after_partition(
+                    new_mod, self.options, self.capability, metadata, post_pipeline=post
+                )
+        except Exception as e:
+            where = _failed_loops(e, loop_reports, sites)
+            elapsed = time.perf_counter() - start
+            report.fallbacks.append(_failure(strategy, where, e, err.text if err else "", elapsed))
+            return None
+        err.replay()
+        assert post is not None
+        if "hopper" in post.missing:
+            self._warn_hopper_once()
+        report.strategy_used = strategy
+        self.release_ring_depth = post.ring_depth
+        report.lowered = post.lowered
+        report.notes.extend(post.notes)
+        report.loops = _loop_records(strategy, loop_reports, sites, post.registers_applied)
+        return result
+
+    def _post_pipeline(self, requests: RegisterRequests) -> PostPipeline:
+        """The rewrites run after pipeline/optimize_partition_warps (``rewrites.post_pipeline``)."""
+        return post_pipeline(
+            self.capability,
+            self.options.num_warps,
+            requests,
+            self.settings.apply_registers,
+            self.settings.overlap_wgmma,
+            rewrites.hopper_fix() if self.capability // 10 == 9 else None,
+        )
+
+    def _probe(
+        self, strategy: Strategy | Explore, annotated: str, requests: RegisterRequests
+    ) -> None:
+        """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
+        when that hangs, crashes or fails (the attempt then falls back without touching
+        this process). An unavailable guard lets the attempt go on unguarded."""
+        timeout = self.settings.lowering_timeout
+        if not timeout:
+            return
+        job = lguard.LoweringJob(
+            text=annotated,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=requests,
+            apply_registers=self.settings.apply_registers,
+            overlap=self.settings.overlap_wgmma,
+            hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
+        )
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        verdict = lguard.guard().probe(job, timeout, cache_dir=where)
+        report = self.report
+        assert report is not None
+        report.probes.append({"strategy": strategy, **verdict.summary()})
+        if verdict.ok:
+            return
+        if not verdict.usable:
+            report.notes.append(f"lowering not guarded: {verdict.reason}")
+            self._warn_guard_once(verdict.reason)
+            return
+        raise LoweringRejected(verdict)
+
+    def _warn_guard_once(self, why: str) -> None:
+        if self.session.guard_warned:
+            return
+        self.session.guard_warned = True
+        warnings.warn(
+            f"ws_solver: {why}; partitioned kernels are lowered in this process without a "
+            "time limit (see docs/dropin.md)",
+            WSFallbackWarning,
+            stacklevel=2,
+        )
+
+    def _warn_hopper_once(self) -> None:
+        if self.session.hopper_warned:
+            return
+        self.session.hopper_warned = True
+        warnings.warn(
+            "ws_solver: ws_solver.triton.hopper is not available; warp-specialized sm_90 "
+            "kernels are compiled through Triton 3.6's generic route without the "
+            "async-wgmma release fix (see docs/dropin.md)",
+            WSFallbackWarning,
+            stacklevel=2,
+        )
+
+    def _finish(self, start: float, metadata: dict) -> None:
+        report = self.report
+        assert report is not None
+        report.wall_s = round(time.perf_counter() - start, 4)
+        with lock:
+            self.session.reports.append(report)
+        metadata["ws_solver"] = report.to_dict()
+        if report.fallbacks:
+            warnings.warn(_fallback_message(report), WSFallbackWarning, stacklevel=2)
+
+    # ptx -----------------------------------------------------------------------------------
+    def _wants_release(self) -> bool:
+        """Per-warp-group release asked for, on sm_90, and the module was specialized."""
+        return bool(
+            self.settings.release_per_warp_group
+            and self.capability // 10 == 9
+            and self.report is not None
+            and self.report.lowered
+        )
+
+    def ptx(self, src: Any, metadata: dict) -> Any:
+        assert self.stock_ptx is not None
+        out = self.stock_ptx(src, metadata)
+        if self.report is not None and isinstance(out, str) and self._wants_release():
+            release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
+            result = release.apply(out)
+            self.report.notes.extend(result.notes)
+            if result.text != out:
+                self.unreleased_ptx, out = out, result.text
+        if self.report is not None and isinstance(out, str):
+            self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
+            metadata["ws_solver"] = self.report.to_dict()
+        return out
+
+    def cubin(self, src: Any, metadata: dict) -> Any:
+        """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
+        (a compile never breaks on the rewrite)."""
+        assert self.stock_cubin is not None
+        if self.unreleased_ptx is None:
+            return self.stock_cubin(src, metadata)
+        try:
+            return self.stock_cubin(src, metadata)
+        except Exception as e:
+            assert self.report is not None
+            self.report.notes.append(
+                f"per-warp-group release undone: ptxas rejected it ({failure_reason(e, '')})"
+            )
+            metadata["ws_solver"] = self.report.to_dict()
+            return self.stock_cubin(self.unreleased_ptx, metadata)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+class SolverGaveNoPlan(RuntimeError):
+    """The solver ended without a plan of its own (infeasible, or out of time)."""
+
+
+class LoweringRejected(RuntimeError):
+    """The guard's child process could not lower the partitioned module (it hung, crashed or
+    failed); ``verdict`` says how, ``reason`` is the one-line summary."""
+
+    def __init__(self, verdict: lguard.Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+        self.reason = verdict.reason
+
+
+def _register_requests(plans) -> RegisterRequests:
+    """Per specialized plan, in loop order: ((partition id, registers), ...)."""
+    return tuple(
+        tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
+        for plan in plans
+    )
+
+
+def _check_solver_status(loop_reports: list[LoopReport]) -> None:
+    """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
+    pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
+    for r in loop_reports:
+        status = r.solver.get("status")
+        if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
+            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
+
+
+def _kernel_name(ttir: str) -> str:
+    funcs = _FUNC.findall(ttir)
+    public = [name for vis, name in funcs if vis == "public"]
+    return (public or [name for _, name in funcs] or ["<unknown>"])[0]
+
+
+def _loop_sites(part_text: str) -> list[dict]:
+    """Index, TTGIR line and Python source position of each WS loop (best effort)."""
+    try:
+        from .. import ir as wir
+        from ..model.dfg import ws_loops
+
+        module = wir.parse(part_text)
+        return [
+            {"loop": loop.index, "line": loop.op.line, "source": module.source_location(loop.op)}
+            for loop in ws_loops(module)
+        ]
+    except Exception:
+        return [{"loop": i, "line": 0, "source": ""} for i in range(_count_ws(part_text))]
+
+
+def _count_ws(text: str) -> int:
+    return len(_WS_LOOP.findall(text))
+
+
+def _failed_loops(e: Exception, loop_reports: list[LoopReport], sites: list[dict]) -> list[dict]:
+    """The loops an exception is about: the one ws_solver names, else the specialized ones,
+    else all WS loops of the kernel."""
+    if isinstance(e, LoopError):
+        return [s for s in sites if s["loop"] == e.loop.loop] or [e.loop.to_dict()]
+    specialized = {r.loop for r in loop_reports if r.specialized}
+    return [s for s in sites if s["loop"] in specialized] or sites
+
+
+def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: float) -> dict:
+    if isinstance(e, LoopError):
+        e = e.error
+    reason = e.reason if isinstance(e, LoweringRejected) else failure_reason(e, stderr)
+    return {
+        "strategy": strategy,
+        "loops": loops,
+        "reason": reason,
+        "wall_s": round(wall, 4),
+    }
+
+
+def _describe_loops(loops: list[dict]) -> str:
+    if not loops:
+        return "the kernel"
+    parts = []
+    for s in loops:
+        where = s.get("source") or (f"TTGIR line {s['line']}" if s.get("line") else "")
+        parts.append(f"loop {s.get('loop')}" + (f" ({where})" if where else ""))
+    return ", ".join(parts)
+
+
+def _fallback_message(report: CompileReport) -> str:
+    failures = "; ".join(
+        f"{f['strategy']} failed on {_describe_loops(f['loops'])}: {f['reason']}"
+        for f in report.fallbacks
+    )
+    used = "Triton's own make_ttgir" if report.strategy_used == STOCK else report.strategy_used
+    return (
+        f"ws_solver: kernel '{report.kernel}' (sm_{report.capability}) asked for "
+        f"{report.strategy_asked}: {failures}; compiled with {used}"
+    )
+
+
+def _loop_records(
+    strategy: Strategy | Explore,
+    loop_reports: list[LoopReport],
+    sites: list[dict],
+    applied: list | None,
+) -> list[dict]:
+    by_loop = {s["loop"]: s for s in sites}
+    if strategy == Strategy.TRITON:
+        return [{**s, "strategy": Strategy.TRITON} for s in sites]
+    registers = iter(applied or [])
+    records = []
+    for r in loop_reports:
+        # JSON-shaped (lists, not tuples): the record also travels in the binary's metadata.
+        plan = json.loads(r.plan.to_json())
+        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": plan}
+        if r.specialized:
+            record["registers_applied"] = next(registers, None)
+        records.append(record)
+    return records
+
+
+class _Captured:
+    text = ""
+
+    def replay(self) -> None:
+        if self.text:
+            sys.stderr.write(self.text)
+            sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[_Captured]:
+    """Collect what MLIR/Triton print on file descriptor 2 (diagnostics, crash reproducers)
+    so that a failed attempt can be summarised instead of flooding the terminal."""
+    captured = _Captured()
+    with lock:
+        sys.stderr.flush()
+        try:
+            saved = os.dup(2)
+        except OSError:  # no usable fd 2: nothing to capture
+            yield captured
+            return
+        with tempfile.TemporaryFile(mode="w+b") as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield captured
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                os.close(saved)
+                tmp.seek(0)
+                captured.text = tmp.read().decode(errors="replace")

@@ -1,0 +1,115 @@
+"""What the drop-in is set to do and what it did: the strategies it accepts, `Settings`,
+`CompileReport`, and the state of one enable() (`Session`)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .. import plancache
+from ..pipeline import SolveOptions
+from ..strategy import DROPIN_STRATEGIES, Explore, Strategy
+from . import guard as lguard
+from . import rewrites
+
+STRATEGIES = DROPIN_STRATEGIES
+# What to try, in order, for each strategy asked for: it, then the ones after it in
+# DROPIN_STRATEGIES; Triton's unmodified stage comes last.
+FALLBACKS: dict[Strategy, tuple[Strategy, ...]] = {
+    s: DROPIN_STRATEGIES[k:] for k, s in enumerate(DROPIN_STRATEGIES)
+}
+
+
+def fallbacks_for(strategy: Strategy | Explore) -> tuple[Strategy | Explore, ...]:
+    """FALLBACKS, with "explore:K" (a plan of `ws-solver explore`) falling back as optimal."""
+    if isinstance(strategy, Explore):
+        return (strategy, *FALLBACKS[Strategy.OPTIMAL])
+    return FALLBACKS[strategy]
+
+
+STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were not enabled
+
+_SOURCES_THAT_CHANGE_BINARIES = (
+    "ir",
+    "model",
+    "heuristic_seed",
+    "encode",
+    "triton",
+    "pipeline.py",
+    "plancache.py",
+)
+
+
+class WSFallbackWarning(UserWarning):
+    """A kernel was not compiled with the strategy asked for (see the message for why)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the drop-in does while enabled."""
+
+    strategy: Strategy | Explore = Strategy.OPTIMAL
+    solve: SolveOptions = field(default_factory=SolveOptions)
+    apply_registers: bool = True
+    # Sink sm_90 wgmma waits to their first use (overlap.py).
+    overlap_wgmma: bool = True
+    # Seconds a partitioned module's lowering may take in the guard's child process before
+    # the attempt counts as hung; None: lower in-process without the guard. Not part of the
+    # digest: it does not change what a finished lowering produces.
+    lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S
+    # sm_90: release a two-warp-group consumer's stages per warp group, in the PTX
+    # (wgrelease.py).
+    release_per_warp_group: bool = True
+
+    def digest(self) -> str:
+        """Names the binaries these settings produce (Triton's cache key does not)."""
+        return plancache.digest(
+            {
+                "strategy": self.strategy,
+                "solve": plancache.canonical(self.solve, skip=frozenset({"cache"})),
+                "apply_registers": self.apply_registers,
+                "overlap_wgmma": self.overlap_wgmma,
+                "release_per_warp_group": self.release_per_warp_group,
+                "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
+                "hopper_fix": rewrites.hopper_fix() is not None,
+            }
+        )
+
+
+@dataclass
+class CompileReport:
+    """What the drop-in did to one kernel compile."""
+
+    kernel: str
+    capability: int
+    strategy_asked: str
+    strategy_used: str = ""
+    loops: list[dict] = field(default_factory=list)  # per WS loop, of the attempt used
+    fallbacks: list[dict] = field(default_factory=list)  # {strategy, loops, reason, wall_s}
+    lowered: list[dict] = field(default_factory=list)  # per ttg.warp_specialize op
+    probes: list[dict] = field(default_factory=list)  # {strategy, status, stage, wall_s, ...}
+    notes: list[str] = field(default_factory=list)
+    setmaxnreg: list[int] | None = None  # distinct setmaxnreg values in the PTX
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+NOTHING = object()  # Session.prev_knob when knobs.cache had no dir of its own
+lock = threading.RLock()
+
+
+@dataclass
+class Session:
+    settings: Settings
+    cache_base: str | None
+    cache_dir: str
+    prev_hook: Any
+    prev_knob: Any  # knobs.cache.__dict__["dir"] before enable(), or NOTHING
+    prev_env: str | None  # $TRITON_CACHE_DIR before enable()
+    reports: list[CompileReport] = field(default_factory=list)
+    active: bool = True
+    hopper_warned: bool = False
+    guard_warned: bool = False
