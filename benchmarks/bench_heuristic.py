@@ -1,4 +1,4 @@
-"""Wall time of the heuristic seed per corpus loop (median of 5 runs).
+"""Wall time of the heuristic per corpus loop (median of 5 runs).
 
     PYTHONPATH=. python benchmarks/bench_heuristic.py [--runs 5] [--budget-ms 20] [--json OUT]
 
@@ -22,8 +22,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from ws_solver import ir  # noqa: E402
-from ws_solver.heuristic_seed import decide  # noqa: E402
-from ws_solver.heuristic_seed import facts as seed_facts  # noqa: E402
+from ws_solver.heuristic import decide  # noqa: E402
+from ws_solver.heuristic import facts as seed_facts  # noqa: E402
 from ws_solver.model import cost_table  # noqa: E402
 from ws_solver.model.dfg import build_graphs  # noqa: E402
 from ws_solver.model.target import target_for  # noqa: E402

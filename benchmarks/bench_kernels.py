@@ -187,7 +187,7 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
 
 def _racy_hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
     """The generic route with Triton's partitioner and no release fix (what 3.6 does)."""
-    from ws_solver.triton.pipeline import make_ttgir_stage
+    from ws_solver.triton.make_ttgir import make_ttgir_stage
 
     if capability >= 90 and "ttgir" in stages:
         stages["ttgir"] = make_ttgir_stage(lambda text: text, options, capability)

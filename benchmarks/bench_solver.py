@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_solver.py [--time-limit 10] [--runs 3] [--workers 2]
         [--out benchmarks/results] [--corpus corpus/ttgir]
 
-Per loop: op count, the heuristic seed's objective and II (the hint), the solver's objective,
+Per loop: op count, the heuristic's objective and II (the hint), the solver's objective,
 II, best bound, status, and the median wall time of `solve` over --runs runs (the plan must
 be byte-identical across runs). Parsing, graph building and the heuristic are not timed.
 Writes solver-<date>.md and .json under --out; exit status 1 if any plan is invalid, worse
@@ -30,7 +30,7 @@ import ortools  # noqa: E402
 
 from ws_solver import ir  # noqa: E402
 from ws_solver.encode import solve  # noqa: E402
-from ws_solver.heuristic_seed import partition  # noqa: E402
+from ws_solver.heuristic import partition  # noqa: E402
 from ws_solver.model.check import check_plan  # noqa: E402
 from ws_solver.model.cost import evaluate  # noqa: E402
 from ws_solver.model.dfg import build_graphs  # noqa: E402
@@ -55,7 +55,7 @@ def git_revision() -> str:
         "--",
         "ws_solver/encode",
         "ws_solver/model",
-        "ws_solver/heuristic_seed",
+        "ws_solver/heuristic",
         "benchmarks/bench_solver.py",
     )
     return rev + ("+dirty" if dirty else "")

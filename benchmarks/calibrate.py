@@ -64,7 +64,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.stats import spearman  # noqa: E402
 from ws_solver import ir  # noqa: E402
-from ws_solver.heuristic_seed import decide  # noqa: E402
+from ws_solver.heuristic import decide  # noqa: E402
 from ws_solver.model.check import check_plan  # noqa: E402
 from ws_solver.model.cost import evaluate, stalls  # noqa: E402
 from ws_solver.model.cost_params import PARAMS, CostParams  # noqa: E402

@@ -46,7 +46,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from ws_solver import ir  # noqa: E402
 from ws_solver.ir.annotate import annotate_loop, clear_loop  # noqa: E402
-from ws_solver.model.decode import loop_annotation  # noqa: E402
+from ws_solver.model.annotation import loop_annotation  # noqa: E402
 from ws_solver.model.dfg import build_graph, ws_loops  # noqa: E402
 from ws_solver.model.kinds import NodeKind, NodeRole  # noqa: E402
 from ws_solver.model.plan import (  # noqa: E402
@@ -105,7 +105,7 @@ def file_options(name: str) -> tuple[int, int, int]:
 
 def base_plans(text: str, names: tuple[str, ...], options: SolveOptions) -> dict[str, list]:
     """Per plan source: one (graph, plan) per WS loop (plan None for "triton")."""
-    from ws_solver.heuristic_seed import partition
+    from ws_solver.heuristic import partition
 
     module = ir.parse(text)
     target = target_for(str(module.ops[0].attr("ttg.target")))

@@ -3,7 +3,7 @@
 Usage: python corpus/dump.py [--out corpus/ttgir] [--only SUBSTRING]
 
 The text is taken after ``schedule_loops`` and before warp specialization (see
-``ws_solver.triton.pipeline.run_until_partition``); file paths inside ``loc(...)`` are made
+``ws_solver.triton.make_ttgir.run_until_partition``); file paths inside ``loc(...)`` are made
 relative so that dumps are byte-identical across machines.
 """
 
@@ -131,7 +131,7 @@ def ast_source(kernel: str, config: dict) -> Any:
 
 def until_partition(options: Any, capability: int) -> TtgirStage:
     """The default captured stage: make_ttgir up to the partitioner input point."""
-    from ws_solver.triton.pipeline import run_until_partition
+    from ws_solver.triton.make_ttgir import run_until_partition
 
     return lambda mod, metadata: run_until_partition(mod, options, capability)
 

@@ -40,7 +40,7 @@ from ws_solver.model.cost_table import cost_table  # noqa: E402
 from ws_solver.model.kinds import NodeKind  # noqa: E402
 from ws_solver.model.plan import Partition, Plan, complete_assignment  # noqa: E402
 from ws_solver.triton import kernel_compile, rewrites  # noqa: E402
-from ws_solver.triton import pipeline as tpipe  # noqa: E402
+from ws_solver.triton import make_ttgir as tpipe  # noqa: E402
 
 CAPS = (90, 100)
 LOAD_REGISTERS = 40  # the stub plan's load partition; Triton 3.6 itself requests 24 there

@@ -21,7 +21,7 @@ from ws_solver import ir
 from ws_solver.encode import GROUPS, LIMIT_GROUPS, STEPS, EncodeOptions, SolveResult, encode, solve
 from ws_solver.encode.decode import fit
 from ws_solver.encode.solve import fixed_plan_objective
-from ws_solver.heuristic_seed import partition
+from ws_solver.heuristic import partition
 from ws_solver.model.channels import derive_channels, required_channels
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
@@ -56,7 +56,7 @@ LOOPS = [(name, i) for name in FILES for i in range(len(graphs(name)))]
 
 @cache
 def solved(name: str, index: int) -> tuple[LoopGraph, Target, Plan, SolveResult]:
-    """Each corpus loop solved once, hinted with the heuristic seed's plan."""
+    """Each corpus loop solved once, hinted with the heuristic's plan."""
     graph = graphs(name)[index]
     target = target_for(graph.target)
     hint = partition(graph, target)

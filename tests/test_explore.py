@@ -15,7 +15,7 @@ from ws_solver import ir
 from ws_solver.encode import encode, solve
 from ws_solver.encode.alternatives import alternatives, signature
 from ws_solver.exploration import annotate_rank, explore_module
-from ws_solver.heuristic_seed import decide
+from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.decision import DEPARTURE_MARGIN, departure

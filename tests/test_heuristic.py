@@ -1,4 +1,4 @@
-"""The heuristic seed partitioner over the committed TTGIR corpus."""
+"""The heuristic partitioner over the committed TTGIR corpus."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
-from ws_solver.heuristic_seed import RULE_NAMES, decide, partition
-from ws_solver.heuristic_seed import merge as merge_module
+from ws_solver.heuristic import RULE_NAMES, decide, partition
+from ws_solver.heuristic import merge as merge_module
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.dfg import build_graphs
@@ -268,9 +268,9 @@ def _lower(graph_file: str, plan_of) -> None:
     pytest.importorskip("triton")
     from tests.triton_util import capability, context
     from ws_solver.ir.annotate import annotate_loop
-    from ws_solver.model.decode import loop_annotation
+    from ws_solver.model.annotation import loop_annotation
     from ws_solver.model.dfg import build_graph, ws_loops
-    from ws_solver.triton.pipeline import parse_module_text, run_warp_specialize_only
+    from ws_solver.triton.make_ttgir import parse_module_text, run_warp_specialize_only
 
     module = ir.parse((TTGIR / graph_file).read_text())
     (loop,) = ws_loops(module)

@@ -43,9 +43,9 @@ def _index() -> dict[str, dict]:
 def _manual_annotation(text: str) -> str:
     """Loads and their local_alloc in partition 1 (one warp), everything else in 0."""
     from ws_solver.ir.annotate import annotate_loop
+    from ws_solver.model.annotation import loop_annotation
     from ws_solver.model.channels import derive_channels
     from ws_solver.model.cost_table import cost_table
-    from ws_solver.model.decode import loop_annotation
     from ws_solver.model.dfg import build_graphs, ws_loops
     from ws_solver.model.kinds import NodeKind
     from ws_solver.model.plan import Partition, Plan, complete_assignment
@@ -77,7 +77,7 @@ def _lowered(case: str) -> tuple[str, str]:
     from triton._C.libtriton import passes
 
     from tests.triton_util import context
-    from ws_solver.triton.pipeline import parse_module_text
+    from ws_solver.triton.make_ttgir import parse_module_text
 
     entry = _index()[f"{case}.sm90.ttgir"]
     annotated = _manual_annotation((TTGIR / f"{case}.sm90.ttgir").read_text())
@@ -121,7 +121,7 @@ def test_rest_of_pipeline_compiles_to_cubin(case):
     from triton.backends.nvidia.compiler import CUDABackend
 
     from tests.triton_util import context
-    from ws_solver.triton.pipeline import parse_module_text, run_after_partition
+    from ws_solver.triton.make_ttgir import parse_module_text, run_after_partition
 
     if "post_pipeline" not in inspect.signature(run_after_partition).parameters:
         pytest.skip("run_after_partition has no post_pipeline hook")

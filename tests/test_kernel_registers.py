@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ws_solver import ir
-from ws_solver.heuristic_seed import decide
+from ws_solver.heuristic import decide
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import kernel_register_conflict, single_partition_plan

@@ -18,7 +18,7 @@ from test_encode import LOOPS, loop_id, solved
 from ws_solver import ir
 from ws_solver.encode import encode
 from ws_solver.encode.decode import fit
-from ws_solver.heuristic_seed import decide
+from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
@@ -161,7 +161,7 @@ def _lowered(name: str, plan: Plan) -> str:
     from triton.backends.nvidia.compiler import CUDAOptions
 
     from ws_solver.ir.annotate import annotate_loop
-    from ws_solver.model.decode import loop_annotation
+    from ws_solver.model.annotation import loop_annotation
     from ws_solver.model.dfg import build_graph, ws_loops
     from ws_solver.triton import rewrites
     from ws_solver.triton.guard import LoweringGuard, LoweringJob

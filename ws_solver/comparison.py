@@ -93,7 +93,7 @@ def departure_record(record: dict) -> dict:
 def _declined_candidate(graph: LoopGraph, target: Target) -> Plan | None:
     """The specialized plan the heuristic built and then declined (it did not pay)."""
     try:
-        from .heuristic_seed import decide
+        from .heuristic import decide
 
         plan, _ = decide(graph, target, force=True)
     except Exception:

@@ -17,8 +17,8 @@ from typing import Any
 
 from . import ir
 from .ir.annotate import annotate_loop, clear_loop
+from .model.annotation import loop_annotation
 from .model.cost import evaluate
-from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
 from .model.kinds import NodeRole
@@ -141,7 +141,7 @@ def explore_module(
     options: SolveOptions | None = None,
 ) -> list[LoopPlans]:
     """Up to `k` plans for every warp-specialized loop of `module` (left unchanged)."""
-    from .heuristic_seed import decide
+    from .heuristic import decide
 
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")

@@ -14,9 +14,9 @@ from typing import Any
 
 from . import ir, plancache
 from .ir.annotate import annotate_loop, clear_loop
+from .model.annotation import loop_annotation
 from .model.cost import evaluate
 from .model.decision import DEPARTURE_MARGIN, departure
-from .model.decode import loop_annotation
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
 from .model.kinds import NodeRole
@@ -134,7 +134,7 @@ def plan_loop(
 def _solve_loop(
     graph: LoopGraph, target: Target, strategy: Strategy, options: SolveOptions
 ) -> tuple[Plan, str, dict]:
-    from .heuristic_seed import decide
+    from .heuristic import decide
 
     heuristic, reason = decide(
         graph, target, force=options.force and strategy == Strategy.HEURISTIC

@@ -33,7 +33,7 @@ _PROVENANCE = frozenset({"line", "location", "meta"})
 # Options that change whether the cache is used, not what is solved.
 _NOT_KEYED = frozenset({"cache"})
 # Source that decides plans: everything but the drop-in, reports and the CLI.
-_PLAN_SOURCES = ("ir", "model", "heuristic_seed", "encode", "pipeline.py", "plancache.py")
+_PLAN_SOURCES = ("ir", "model", "heuristic", "encode", "pipeline.py", "plancache.py")
 
 _memory: dict[tuple[str, str], str] = {}
 

@@ -13,7 +13,7 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
-from ..heuristic_seed import partition as heuristic_partition
+from ..heuristic import partition as heuristic_partition
 from ..model.check import check_plan
 from ..model.cost import Cost, evaluate
 from ..model.graph import LoopGraph
@@ -52,11 +52,11 @@ class SolveResult:
 
 
 def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
-    """The heuristic seed's plan, else (should it fail) one partition."""
+    """The heuristic's plan, else (should it fail) one partition."""
     try:
         return heuristic_partition(graph, target), ""
     except Exception as exc:  # the heuristic must never stop the solver
-        reason = f"heuristic seed failed ({type(exc).__name__}: {exc})"
+        reason = f"heuristic failed ({type(exc).__name__}: {exc})"
     hint = single_partition_plan(graph, target, Strategy.NONE)
     return hint, f"{reason}; hint: one partition"
 

@@ -301,7 +301,7 @@ SM90 = Target(
     capability=90,
     rates=_SM90_RATES,
     # 4 partitions: default/compute, load, MMA consumer(s), store/epilogue - the roles of the
-    # seed partitioner and of FA3 (1 producer + 2 consumer groups) or CUTLASS ping-pong. wgmma
+    # heuristic partitioner and of FA3 (1 producer + 2 consumer groups) or CUTLASS ping-pong. wgmma
     # keeps its accumulator in registers (a 128x128 fp32 tile over 4 warps is 128 regs/thread
     # alone) and all groups share 65,536 / 128 = 512 registers per thread-slot, so at most
     # three register-heavy groups fit next to a 24-register producer; a fifth partition could

@@ -46,7 +46,7 @@ def enable(
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
 
-    ``strategy``: "optimal" (CP-SAT, seeded by the heuristic), "heuristic", "triton"
+    ``strategy``: "optimal" (CP-SAT, warm-started by the heuristic), "heuristic", "triton"
     (Triton's own partitioner through the same pipeline), "none" (no specialization) or
     "explore:K" (each loop's K-th best plan under the cost model, as `ws-solver explore`
     lists them; rank 0 is the modeled optimum).

@@ -144,7 +144,7 @@ def _preload() -> None:
     """Import what every child needs, once, in the helper (children inherit it by fork)."""
     importlib.import_module("triton._C.libtriton")
     importlib.import_module("triton.backends.nvidia.compiler")
-    importlib.import_module("ws_solver.triton.pipeline")
+    importlib.import_module("ws_solver.triton.make_ttgir")
     importlib.import_module("ws_solver.triton.rewrites")
     with contextlib.suppress(ImportError):
         importlib.import_module("ws_solver.triton.hopper")
@@ -272,7 +272,7 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
 
-    from . import pipeline as tpipe
+    from . import make_ttgir as tpipe
 
     progress("parse")
     context = ir.context()

@@ -17,7 +17,7 @@ from typing import Any
 from ..pipeline import LoopError, LoopPlace, LoopReport, partition_text
 from ..strategy import Explore, Strategy
 from . import guard as lguard
-from . import pipeline as tpipe
+from . import make_ttgir as tpipe
 from . import rewrites
 from .reasons import failure_reason
 from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline

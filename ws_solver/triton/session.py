@@ -33,7 +33,7 @@ STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were 
 _SOURCES_THAT_CHANGE_BINARIES = (
     "ir",
     "model",
-    "heuristic_seed",
+    "heuristic",
     "encode",
     "triton",
     "pipeline.py",

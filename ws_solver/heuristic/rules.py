@@ -11,7 +11,7 @@ when it is plain or its SFU ops are all small (<= 256 elements); *SFU-bound* ("c
 holds an SFU op over more than 256 elements; *staging-only* when it holds nothing but plain ops
 and writes of register data into shared/tensor memory.
 
-Where the list departs from the seed PR's (ws_solver-design.md, "Heuristic seed"):
+Where the list departs from Triton PR #7312's (its data-flow graph and incremental merging):
 - `wgmma_together`, `wgmma_registers` (sm_90 only, first): a wgmma keeps its accumulator in
   the issuing warp group's registers, so the MMAs share one consumer partition and the register
   tensors they make or take (accumulator iter args, softmax, epilogue) stay with them.

@@ -175,10 +175,10 @@ def fixed_partition(node) -> int | None:
 
 
 def _data_nodes(graph: LoopGraph) -> frozenset[int]:
-    seeds = [
+    sources = [
         n.id
         for n in graph.nodes
         if n.role == NodeRole.OP
         and (n.kind in (NodeKind.LOAD, NodeKind.MMA) or n.op_name == TMEM_LOAD_OP)
     ]
-    return frozenset(n for n in descendants(graph, seeds) if is_assignable(graph, n))
+    return frozenset(n for n in descendants(graph, sources) if is_assignable(graph, n))

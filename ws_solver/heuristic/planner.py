@@ -1,4 +1,4 @@
-"""`partition` / `decide`: the heuristic seed plan for one loop, or the reason not to specialize."""
+"""`partition` / `decide`: the heuristic plan for one loop, or the reason not to specialize."""
 
 from __future__ import annotations
 

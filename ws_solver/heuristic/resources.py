@@ -8,7 +8,7 @@ The rule, in order:
   (`NodeCost.min_warps`: 4 for a wgmma or a tmem_load), and a partition whose registers per
   thread would exceed the `setmaxnreg` maximum gets the fewest more warps (8) that fit.
   If the partition numbered 0 cannot hold its registers with the kernel's warps, the first
-  partition in numbering order that can becomes partition 0 instead (seed.py).
+  partition in numbering order that can becomes partition 0 instead (planner.py).
 - Registers. Producer-style partitions (LOAD or tcgen05-MMA role, or only issue work) get
   what they need, at least 24 (the `setmaxnreg` minimum).
   The other partitions split what is left of the register file equally per thread (rounded
