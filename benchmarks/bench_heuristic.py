@@ -1,6 +1,6 @@
 """Wall time of the heuristic per corpus loop (median of 5 runs).
 
-    PYTHONPATH=. python benchmarks/bench_heuristic.py [--runs 5] [--budget-ms 20] [--json OUT]
+    python -m benchmarks.bench_heuristic [--runs 5] [--budget-ms 20] [--json OUT]
 
 "cold" clears the per-graph caches (cost table, rule facts) before each run, so it includes
 building the cost table; "warm" reuses them (what a second call on the same loop costs).
@@ -17,16 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from ws_solver import ir
+from ws_solver.heuristic import decide
+from ws_solver.heuristic import facts as seed_facts
+from ws_solver.model import cost_table
+from ws_solver.model.dfg import build_graphs
+from ws_solver.model.target import target_for
 
-from ws_solver import ir  # noqa: E402
-from ws_solver.heuristic import decide  # noqa: E402
-from ws_solver.heuristic import facts as seed_facts  # noqa: E402
-from ws_solver.model import cost_table  # noqa: E402
-from ws_solver.model.dfg import build_graphs  # noqa: E402
-from ws_solver.model.target import target_for  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def clear_caches() -> None:

@@ -1,6 +1,6 @@
 """Time the TTGIR reader and printer on the corpus.
 
-    python benchmarks/bench_ir.py [-n 5] [FILE ...]
+    python -m benchmarks.bench_ir [-n 5] [FILE ...]
 
 Parses and prints every file N times and reports the median times per file and their total.
 The goal is well under a second for the whole corpus on one core.
@@ -14,11 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from ws_solver import ir
 
-from ws_solver import ir  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = REPO_ROOT / "corpus" / "ttgir"
 TARGET_S = 1.0

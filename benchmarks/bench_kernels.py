@@ -14,9 +14,9 @@ Kernels are compiled with ``triton.compile`` from the corpus sources (the same s
 as corpus/ttgir), each variant in its own subprocess, many at once; then the compiled kernels
 are loaded from the caches in this process and launched through the corpus torch helpers.
 
-    python benchmarks/bench_kernels.py --dry-run        # CPU: compile everything for sm_90
-    python benchmarks/bench_kernels.py --out DIR        # GPU: verify, then time
-    python benchmarks/bench_kernels.py --no-bench       # GPU: verify only (= verify_gpu.py)
+    python -m benchmarks.bench_kernels --dry-run        # CPU: compile everything for sm_90
+    python -m benchmarks.bench_kernels --out DIR        # GPU: verify, then time
+    python -m benchmarks.bench_kernels --no-bench       # GPU: verify only (verify_gpu.py)
 
 Writes ``results.json`` and ``results.md`` to --out; exits non-zero when a ws_solver
 strategy (none/heuristic/optimal) fails to compile, verify or fell back to another strategy.
@@ -33,6 +33,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -44,41 +45,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import archive, variants, verify_gpu
+from benchmarks.stats import spearman
+from corpus import kernels as corpus_kernels
+from ws_solver.strategy import Strategy
 
-from benchmarks import variants, verify_gpu  # noqa: E402
-from benchmarks.stats import spearman  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy",)
 # Timed when asked for (--strategies), neither ours nor Triton's in the comparisons.
 EXPERIMENTAL = ("triton_overlap", "triton_wgrelease")
 OURS = frozenset({"none", "heuristic", "optimal", "forced"})
-DROPIN = frozenset(
-    {
-        "none",
-        "triton",
-        "heuristic",
-        "optimal",
-        "forced",
-        "triton_overlap",
-        "triton_wgrelease",
-    }
-)
-# Bench strategy -> (drop-in strategy, enable() keywords). "forced" measures what the
-# heuristic's specialized plan does where the cost model would not specialize. "triton" is
-# Triton's partitioner with only the Hopper fix added; "triton_overlap" adds ws_solver's
-# wgmma wait sinking to it, and "triton_wgrelease" also ws_solver's per-warp-group stage
-# release (ws_solver.triton.wgrelease), which ws_solver's own strategies have by default.
-DROPIN_SETTINGS = {
-    "forced": ("heuristic", {"force": True}),
-    "triton": ("triton", {"overlap_wgmma": False, "release_per_warp_group": False}),
-    "triton_overlap": ("triton", {"release_per_warp_group": False}),
-    "triton_wgrelease": ("triton", {}),
+# Bench strategy -> (drop-in Strategy, enable() keywords), for the variants compiled through
+# the drop-in. "forced" measures what the heuristic's specialized plan does where the cost
+# model would not specialize. "triton" is Triton's partitioner with only the Hopper fix
+# added; "triton_overlap" adds ws_solver's wgmma wait sinking to it, and "triton_wgrelease"
+# also ws_solver's per-warp-group stage release (ws_solver.triton.wgrelease), which
+# ws_solver's own strategies have by default.
+DROPIN_SETTINGS: dict[str, tuple[Strategy, dict]] = {
+    "none": (Strategy.NONE, {}),
+    "heuristic": (Strategy.HEURISTIC, {}),
+    "optimal": (Strategy.OPTIMAL, {}),
+    "forced": (Strategy.HEURISTIC, {"force": True}),
+    "triton": (Strategy.TRITON, {"overlap_wgmma": False, "release_per_warp_group": False}),
+    "triton_overlap": (Strategy.TRITON, {"release_per_warp_group": False}),
+    "triton_wgrelease": (Strategy.TRITON, {}),
 }
+DROPIN = frozenset(DROPIN_SETTINGS)
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
     "builtin": "Triton 3.6 built-in sm_90 path (plain triton.compile)",
@@ -167,7 +161,7 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
         if variant is not None:
             name, options = variant.plan, variant.enable_keywords()
         else:
-            name, options = DROPIN_SETTINGS.get(strategy, (strategy, {}))
+            name, options = DROPIN_SETTINGS[strategy]
         wst.enable(name, cache_dir=cache_root, **options)
         try:
             yield
@@ -334,7 +328,7 @@ def compile_many(
 
     def one(job: Job) -> dict:
         out = workdir / f"{job.name}.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--compile-one", job.kernel]
+        cmd = [sys.executable, "-m", "benchmarks.bench_kernels", "--compile-one", job.kernel]
         cmd += [job.config, job.strategy, "--cache-root", str(cache_root)]
         cmd += ["--capability", str(capability), "--json-out", str(out)]
         if build_launcher:
@@ -1106,9 +1100,15 @@ def main(argv: list[str] | None = None) -> int:
         "--extra-configs",
         default=None,
         help="JSON {kernel: {name: config}}: configurations to explore besides the corpus's "
-        "(e.g. benchmarks/explore_configs.json); combine with --configs to run only them",
+        "(e.g. benchmarks/ahead_configs.json); combine with --configs to run only them",
     )
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "bench_out")))
+    parser.add_argument(
+        "--what",
+        default="",
+        help="what this run is, for the manifest.json written to --out (the archive's format: "
+        "benchmarks/results/README.md)",
+    )
     parser.add_argument("--cache-root", type=Path, default=None)
     parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)))
     parser.add_argument("--capability", type=int, default=90)
@@ -1177,6 +1177,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(results)} variants, {len(failures)} failures of ws_solver strategies")
     for name in failures:
         print(f"  FAILED {name}")
+    what = args.what or f"bench_kernels: {len(jobs)} variants of {args.kernels or 'every kernel'}"
+    command = "python -m benchmarks.bench_kernels " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    archive.write_manifest(args.out, what, command, env["git_revision"], env["date"][:10])
     print(f"total {time.perf_counter() - start:.0f} s; results in {args.out}")
     return 1 if failures else 0
 

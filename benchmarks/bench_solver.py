@@ -1,13 +1,14 @@
 """The exact partitioner over the corpus: heuristic vs optimal, proof status, wall time.
 
-    PYTHONPATH=. python benchmarks/bench_solver.py [--time-limit 10] [--runs 3] [--workers 2]
-        [--out benchmarks/results] [--corpus corpus/ttgir]
+    python -m benchmarks.bench_solver [--time-limit 10] [--runs 3] [--workers 2]
+        [--out benchmarks/results/DATE-solver] [--corpus corpus/ttgir]
 
 Per loop: op count, the heuristic's objective and II (the hint), the solver's objective,
 II, best bound, status, and the median wall time of `solve` over --runs runs (the plan must
 be byte-identical across runs). Parsing, graph building and the heuristic are not timed.
-Writes solver-<date>.md and .json under --out; exit status 1 if any plan is invalid, worse
-than its hint, or differs between runs.
+Writes results.md, results.json and manifest.json into the run folder --out (default:
+benchmarks/results/<date>-solver; the archive's format, benchmarks/results/README.md); exit
+status 1 if any plan is invalid, worse than its hint, or differs between runs.
 """
 
 from __future__ import annotations
@@ -17,25 +18,25 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+import ortools
+
+from benchmarks import archive
+from ws_solver import ir
+from ws_solver.encode import solve
+from ws_solver.heuristic import partition
+from ws_solver.model.check import check_plan
+from ws_solver.model.cost import evaluate
+from ws_solver.model.dfg import build_graphs
+from ws_solver.model.kinds import NodeRole
+from ws_solver.model.target import target_for
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import ortools  # noqa: E402
-
-from ws_solver import ir  # noqa: E402
-from ws_solver.encode import solve  # noqa: E402
-from ws_solver.heuristic import partition  # noqa: E402
-from ws_solver.model.check import check_plan  # noqa: E402
-from ws_solver.model.cost import evaluate  # noqa: E402
-from ws_solver.model.dfg import build_graphs  # noqa: E402
-from ws_solver.model.kinds import NodeRole  # noqa: E402
-from ws_solver.model.target import target_for  # noqa: E402
 
 # Targets the brief sets for the solver.
 TARGET_OPTIMAL_SHARE = 0.90
@@ -184,7 +185,9 @@ def main(argv=None) -> int:
     parser.add_argument("--time-limit", type=float, default=10.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument(
+        "--out", type=Path, help="run folder (default: benchmarks/results/DATE-solver)"
+    )
     parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "ttgir")
     args = parser.parse_args(argv)
 
@@ -213,10 +216,15 @@ def main(argv=None) -> int:
         "workers": args.workers,
         "runs": args.runs,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"solver-{today}.md").write_text(markdown(meta, summary, rows))
+    out = args.out or archive.RESULTS / f"{today}-solver"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.md").write_text(markdown(meta, summary, rows))
     payload = {"meta": meta, "summary": summary, "loops": rows}
-    (args.out / f"solver-{today}.json").write_text(json.dumps(payload, indent=1) + "\n")
+    (out / "results.json").write_text(json.dumps(payload, indent=1) + "\n")
+    command = "python -m benchmarks.bench_solver " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    archive.write_manifest(out, __doc__.splitlines()[0], command, meta["git"], today)
     print(json.dumps(summary, indent=1))
     ok = summary["all_valid"] and summary["all_never_worse"] and summary["all_deterministic"]
     return 0 if ok else 1

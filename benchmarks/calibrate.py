@@ -1,9 +1,10 @@
 """Calibrate the cost model on GPU measurements: rank correlation, decisions, fitted constants.
 
-    PYTHONPATH=. python benchmarks/calibrate.py [RESULTS.json ...] [--json OUT] [--corpus DIR]
+    python -m benchmarks.calibrate [RESULTS.json ...] [--json OUT] [--corpus DIR]
 
-Reads results JSONs written by benchmarks/bench_kernels.py (default: every
-benchmarks/results/gpu-*.json that recorded the plans it measured, compile.dropin.loops[].plan),
+Reads results JSONs written by benchmarks/bench_kernels.py (default: every results JSON a
+run folder of benchmarks/results lists in its manifest that recorded the plans it measured,
+compile.dropin.loops[].plan),
 rebuilds each measured plan and the graph of its loop from the corpus TTGIR
 (corpus/ttgir/KERNEL.CONFIG.smXX.ttgir), and evaluates the plan under the current cost model.
 A run's modeled II is the sum over the kernel's loops.
@@ -58,28 +59,26 @@ from functools import cache
 from math import ceil, inf
 from pathlib import Path
 
+from benchmarks import archive
+from benchmarks.stats import spearman
+from ws_solver import ir
+from ws_solver.heuristic import decide
+from ws_solver.model.check import check_plan
+from ws_solver.model.cost import evaluate, stalls
+from ws_solver.model.cost_params import PARAMS, CostParams
+from ws_solver.model.cost_table import cost_table
+from ws_solver.model.dfg import build_graphs
+from ws_solver.model.graph import LoopGraph
+from ws_solver.model.plan import Plan
+from ws_solver.model.resources import register_bytes
+from ws_solver.model.target import Target, target_for
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from benchmarks.stats import spearman  # noqa: E402
-from ws_solver import ir  # noqa: E402
-from ws_solver.heuristic import decide  # noqa: E402
-from ws_solver.model.check import check_plan  # noqa: E402
-from ws_solver.model.cost import evaluate, stalls  # noqa: E402
-from ws_solver.model.cost_params import PARAMS, CostParams  # noqa: E402
-from ws_solver.model.cost_table import cost_table  # noqa: E402
-from ws_solver.model.dfg import build_graphs  # noqa: E402
-from ws_solver.model.graph import LoopGraph  # noqa: E402
-from ws_solver.model.plan import Plan  # noqa: E402
-from ws_solver.model.resources import register_bytes  # noqa: E402
-from ws_solver.model.target import Target, target_for  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "corpus" / "ttgir"
 # TTGIR of corpus kernels as they were when earlier results were measured (searched after
 # CORPUS: a run's plans are matched to the first TTGIR whose loops they fit).
-ARCHIVES = (ROOT / "benchmarks" / "results" / "ttgir-2026-11-29",)
+ARCHIVES = (archive.RESULTS / "2026-11-29-ttgir-attention",)
 CORPORA = (CORPUS, *ARCHIVES)
 
 
@@ -87,7 +86,7 @@ CORPORA = (CORPUS, *ARCHIVES)
 class Run:
     """One measured kernel run whose every loop has a recorded plan."""
 
-    source: str  # results file name
+    source: str  # results file (`source_name`)
     kernel: str
     config: str
     strategy: str
@@ -113,9 +112,19 @@ class Run:
 
 
 # -- loading ---------------------------------------------------------------------------------
-def default_sources(results: Path = RESULTS) -> list[Path]:
-    """The GPU results files that recorded at least one measured plan."""
-    return [p for p in sorted(results.glob("gpu-*.json")) if any(_planned_rows(_load(p)))]
+def default_sources(results: Path = archive.RESULTS) -> list[Path]:
+    """The GPU results files of the archive's runs that recorded at least one measured plan."""
+    found = []
+    for folder in archive.runs(results):
+        for path in archive.listed_files(folder):
+            if path.suffix == ".json" and any(_planned_rows(_load(path))):
+                found.append(path)
+    return found
+
+
+def source_name(path: Path) -> str:
+    """How reports name a results file: its run folder and name for a run's results.json."""
+    return f"{path.parent.name}/{path.name}" if path.name == "results.json" else path.name
 
 
 def _load(path: Path) -> dict:
@@ -177,7 +186,7 @@ def load_runs(paths: list[Path], corpora: tuple[Path, ...] = CORPORA):
             comp = row["compile"]
             runs.append(
                 Run(
-                    source=path.name,
+                    source=source_name(path),
                     kernel=row["kernel"],
                     config=row["config"],
                     strategy=row["strategy"],
@@ -365,7 +374,7 @@ def build_report(paths: list[Path], corpora: tuple[Path, ...] = CORPORA) -> dict
     checks = decisions(runs)
     decided = [c for c in checks if c["choice"]]
     return {
-        "sources": [p.name for p in paths],
+        "sources": [source_name(p) for p in paths],
         "runs": len(runs),
         "skipped": skipped,
         "correlations": correlations(runs),
@@ -447,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         "results",
         nargs="*",
         type=Path,
-        help="results JSONs (default: benchmarks/results/gpu-*.json with recorded plans)",
+        help="results JSONs (default: those of the archive's runs with recorded plans)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the report here")
     parser.add_argument(
@@ -455,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         help="folder of TTGIR files, searched in order (repeatable; default: corpus/ttgir, "
-        "then the archived TTGIR under benchmarks/results/ttgir-*)",
+        "then the archived TTGIR in benchmarks/results/2026-11-29-ttgir-attention)",
     )
     args = parser.parse_args(argv)
     paths = args.results or default_sources()

@@ -1,6 +1,6 @@
 """How well the cost model ranks the plans of the sweep, and the margin `optimal` needs.
 
-    python benchmarks/fit_sweep.py benchmarks/results/2026-12-01-plan-sweep/dataset.json
+    python -m benchmarks.fit_sweep benchmarks/results/2026-12-01-plan-sweep/dataset.json
 
 Works on the distinct binaries of each config that differ only in their plan (default knobs
 and num_stages; ``sweep_plans.is_plan_only``), since the model prices plans, not knobs:
@@ -25,12 +25,10 @@ import statistics
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.stats import spearman
+from benchmarks.sweep_plans import NOISE, is_plan_only, tie
 
-from benchmarks.stats import spearman  # noqa: E402
-from benchmarks.sweep_plans import NOISE, is_plan_only, tie  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 QUANTILE = 0.9
 

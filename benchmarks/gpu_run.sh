@@ -18,6 +18,6 @@ source benchmarks/gpu_env.sh || exit 2
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
   python3 -c 'import ortools; print("ortools", ortools.__version__)'
 } >"$OUT/env.txt" 2>&1
-python3 benchmarks/bench_kernels.py --out "$OUT" --cache-root /tmp/ws_bench_cache \
+python3 -m benchmarks.bench_kernels --out "$OUT" --cache-root /tmp/ws_bench_cache \
   --parallel "$(nproc)" "$@" 2>&1 | tee "$OUT/log.txt"
 exit "${PIPESTATUS[0]}"

@@ -19,10 +19,10 @@ rule, a plan (given node by node) and the same plan with one change (one node mo
 partition ids swapped), with the verdict of each. These plans are spelled out, so they do not
 change when the heuristic or the model does.
 
-    PYTHONPATH=. python benchmarks/lowering_probe.py                 # base plans
-    PYTHONPATH=. python benchmarks/lowering_probe.py --pairs         # the minimal pairs
-    PYTHONPATH=. python benchmarks/lowering_probe.py --moves --json /tmp/probe.json
-    PYTHONPATH=. python benchmarks/lowering_probe.py --files 'attention_fwd.d128*sm90*' \\
+    python -m benchmarks.lowering_probe                 # base plans
+    python -m benchmarks.lowering_probe --pairs         # the minimal pairs
+    python -m benchmarks.lowering_probe --moves --json /tmp/probe.json
+    python -m benchmarks.lowering_probe --files 'attention_fwd.d128*sm90*' \\
         --plans optimal --moves --print-moves
 """
 
@@ -40,23 +40,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from ws_solver import ir  # noqa: E402
-from ws_solver.ir.annotate import annotate_loop, clear_loop  # noqa: E402
-from ws_solver.model.annotation import loop_annotation  # noqa: E402
-from ws_solver.model.dfg import build_graph, ws_loops  # noqa: E402
-from ws_solver.model.kinds import NodeKind, NodeRole  # noqa: E402
-from ws_solver.model.plan import (  # noqa: E402
+from ws_solver import ir
+from ws_solver.ir.annotate import annotate_loop, clear_loop
+from ws_solver.model.annotation import loop_annotation
+from ws_solver.model.dfg import build_graph, ws_loops
+from ws_solver.model.kinds import NodeKind, NodeRole
+from ws_solver.model.plan import (
     Partition,
     Plan,
     complete_assignment,
     is_assignable,
 )
-from ws_solver.model.target import target_for  # noqa: E402
-from ws_solver.pipeline import SolveOptions, plan_loop  # noqa: E402
+from ws_solver.model.target import target_for
+from ws_solver.pipeline import SolveOptions, plan_loop
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = REPO_ROOT / "corpus" / "ttgir"
 PAIRS = Path(__file__).resolve().parent / "lowering_pairs.json"

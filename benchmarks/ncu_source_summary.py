@@ -1,7 +1,7 @@
 """Summarize an Nsight Compute source page (``ncu --page source --print-source sass``): where
 the warps of one kernel spend their time, instruction by instruction.
 
-    python3 benchmarks/ncu_source_summary.py ncu_<config>_<strategy>_sass.txt[.gz] [--top 25]
+    python3 -m benchmarks.ncu_source_summary ncu_<config>_<strategy>_sass.txt[.gz] [--top 25]
 
 ``profile_gpu.sh`` writes these files when run with ``NCU_SOURCE=1``. The page is a
 fixed-width table; its columns are located from the dashed rule above the header. Printed:

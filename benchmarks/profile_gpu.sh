@@ -39,14 +39,14 @@ while [ $# -ge 3 ]; do
     -k 'regex:attention|sdpa|fmha|flash|cudnn' \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section InstructionStats --section Occupancy \
-    python3 benchmarks/profile_kernel.py "$kernel" "$config" "$strategy" --launches 2 \
+    python3 -m benchmarks.profile_kernel "$kernel" "$config" "$strategy" --launches 2 \
     >"$OUT/ncu_${config}_${strategy}.txt" 2>&1
   echo "rc $?"
   if [ -n "${NCU_SOURCE:-}" ]; then
     timeout 150 "$NCU" --launch-skip 1 --launch-count 1 \
       -k 'regex:attention|sdpa|fmha|flash|cudnn' \
       --section SourceCounters --section WarpStateStats --page source --print-source sass \
-      python3 benchmarks/profile_kernel.py "$kernel" "$config" "$strategy" --launches 2 \
+      python3 -m benchmarks.profile_kernel "$kernel" "$config" "$strategy" --launches 2 \
       >"$OUT/ncu_${config}_${strategy}_sass.txt" 2>&1
     echo "sass rc $?"
   fi

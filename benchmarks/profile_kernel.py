@@ -1,5 +1,5 @@
 """Launch one corpus variant (or its vendor reference) a few times at the bench size, for a
-profiler to watch: ``ncu ... python3 benchmarks/profile_kernel.py KERNEL CONFIG STRATEGY``.
+profiler to watch: ``ncu ... python3 -m benchmarks.profile_kernel KERNEL CONFIG STRATEGY``.
 
 STRATEGY is a bench strategy (``none``, ``builtin``, ``heuristic``, ...) or ``vendor``.
 Nothing is timed or checked here; ``bench_kernels.py`` does that. See ``profile_gpu.sh``.
@@ -11,12 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import bench_kernels as bench
+from corpus import kernels as corpus_kernels
 
-from benchmarks import bench_kernels as bench  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:

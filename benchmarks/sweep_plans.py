@@ -1,8 +1,8 @@
 """The plan sweep: every plan the cost model ranks near the top, compiled, verified and timed.
 
-    python benchmarks/sweep_plans.py run --out DIR [--ranks 6] [--kernels a,b] [--configs s]
-    python benchmarks/sweep_plans.py run --dry-run ...     # CPU: compile everything for sm_90
-    python benchmarks/sweep_plans.py analyze DIR/results.json [...] --out DIR2
+    python -m benchmarks.sweep_plans run --out DIR [--ranks 6] [--kernels a,b] [--configs s]
+    python -m benchmarks.sweep_plans run --dry-run ...     # CPU: compile everything for sm_90
+    python -m benchmarks.sweep_plans analyze DIR/results.json [...] --out DIR2
 
 ``run`` compiles, for every sm_90 corpus config, the variants of ``benchmarks/variants.py``
 (``explore:0`` .. ``explore:R-1``, the drop-in's knobs flipped, num_stages one either side)
@@ -25,11 +25,9 @@ import statistics
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import variants
 
-from benchmarks import variants  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 BASE = ("none", "heuristic", "optimal", "triton")
 NOISE = 0.02  # below this relative difference two timings are a tie (gpu-benchmarking.md)

@@ -1,6 +1,6 @@
 """Time hand-edited TTGIR or PTX of one corpus config against its vendor reference, on the GPU.
 
-    python3 benchmarks/ttgir_variants.py KERNEL CONFIG VARIANT... [--rounds 5] [--out DIR]
+    python3 -m benchmarks.ttgir_variants KERNEL CONFIG VARIANT... [--rounds 5] [--out DIR]
         [--extra-configs FILE] [--base-strategy STRATEGY]
 
 A VARIANT is one of
@@ -29,18 +29,15 @@ import json
 import os
 import re
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import bench_kernels as bench
+from corpus import kernels as corpus_kernels
+from corpus.dump import ast_source
 
-from benchmarks import bench_kernels as bench  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
-from corpus.dump import ast_source  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _compile(kernel: str, config: dict, variant: str, base: str = "none") -> Any:

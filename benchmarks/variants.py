@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PLANS = ("none", "heuristic", "optimal")
-EXPLORE = "explore:"
+from ws_solver.strategy import EXPLORE, PIPELINE_STRATEGIES
+
+PLANS = tuple(s.value for s in PIPELINE_STRATEGIES)  # explore:K aside
 SEP = "~"
 
 

@@ -1,4 +1,4 @@
-"""Correctness of every corpus kernel x config x strategy on the GPU.
+"""Correctness checks of compiled kernels on the GPU (a library of bench_kernels).
 
 For each compiled variant: fresh random inputs for 3 seeds, outputs pre-filled with NaN,
 relative error ‖out − ref‖ / ‖ref‖ against the corpus fp32 reference, then 10 launches on
@@ -6,22 +6,19 @@ the same inputs compared bitwise (a race shows up as results that change between
 launches). A wrong or racy variant is FAILED; ws_solver's own strategies failing makes the
 exit status non-zero, Triton's own are reported as they are.
 
-    python benchmarks/verify_gpu.py [--kernels a,b] [--strategies s,t] [--out DIR]
-    python benchmarks/verify_gpu.py --dry-run     # compile every variant for sm_90, no GPU
+Run through bench_kernels, which compiles the variants:
 
-Compilation and the strategies are shared with benchmarks/bench_kernels.py.
+    python -m benchmarks.bench_kernels --no-bench [--kernels a,b] [--strategies s,t] [--out DIR]
+    python -m benchmarks.bench_kernels --dry-run   # compile every variant for sm_90, no GPU
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
 
 SEEDS = (0, 1, 2)
 REPEATS = 10
@@ -159,13 +156,3 @@ def _why(result: dict, tolerance: float) -> str:
         n, r = result["nondeterministic_launches"], result["repeats"]
         reasons.append(f"{n} of {r - 1} repeated launches differ bitwise")
     return "; ".join(reasons)
-
-
-def main(argv: list[str] | None = None) -> int:
-    from benchmarks import bench_kernels
-
-    return bench_kernels.main(["--no-bench", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("triton")
 
+from benchmarks import bench_kernels as bench
+from corpus import kernels as corpus_kernels
+
+pytestmark = pytest.mark.triton
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from benchmarks import bench_kernels as bench  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
-
-FINAL = ROOT / "benchmarks" / "results" / "gpu-2026-11-29-final.json"
+FINAL = ROOT / "tests" / "data" / "gpu-2026-11-29-final.json"
 
 
 def _results() -> list[dict]:

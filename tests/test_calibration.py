@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from benchmarks import calibrate
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost_params import PARAMS
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.resources import registers_needed
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import calibrate  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results"
-FORCED = RESULTS / "gpu-2026-11-29-forced.json"
-EXPLORE = RESULTS / "gpu-2026-11-29-explore.json"
+DATA = Path(__file__).resolve().parent / "data"
+FORCED = DATA / "gpu-2026-11-29-forced.json"
+EXPLORE = DATA / "gpu-2026-11-29-explore.json"
 
 
 @cache

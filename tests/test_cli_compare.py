@@ -27,22 +27,6 @@ SUBSET = (
 TIME_LIMIT = "0.5"
 
 
-def ws_solver(*args, cwd: Path = REPO, env_extra: dict | None = None, timeout: float = 180):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("WS_SOLVER_DEBUG", None)
-    env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-    )
-
-
 @pytest.fixture(scope="module")
 def subset(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("subset")
@@ -52,7 +36,7 @@ def subset(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(subset: Path, tmp_path_factory) -> dict:
+def runs(ws_solver, subset: Path, tmp_path_factory) -> dict:
     """The subset compared with --jobs 1 and --jobs 2 (JSON and both reports)."""
     out = tmp_path_factory.mktemp("runs")
     results = {}
@@ -138,7 +122,7 @@ def test_reports(runs: dict) -> None:
     assert "[1/4] " in result.stderr and "[4/4] " in result.stderr
 
 
-def test_text_table_on_stdout(subset: Path) -> None:
+def test_text_table_on_stdout(ws_solver, subset: Path) -> None:
     result = ws_solver("compare", subset / SUBSET[1], "--time-limit", TIME_LIMIT, "-q")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -148,7 +132,7 @@ def test_text_table_on_stdout(subset: Path) -> None:
     assert any(line.startswith("proven optimal:") for line in lines)
 
 
-def test_bad_files_are_reported_and_the_rest_still_run(tmp_path: Path) -> None:
+def test_bad_files_are_reported_and_the_rest_still_run(ws_solver, tmp_path: Path) -> None:
     folder = tmp_path / "mixed"
     folder.mkdir()
     shutil.copy(GEMM, folder / "good.ttgir")
@@ -190,7 +174,7 @@ def test_bad_files_are_reported_and_the_rest_still_run(tmp_path: Path) -> None:
     assert document["summary"]["failed"] == 4
 
 
-def test_only_bad_input_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+def test_only_bad_input_exits_2_and_writes_nothing(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttgir"
     bad.write_text("not mlir at all {")
     report, json_path = tmp_path / "r.html", tmp_path / "r.json"

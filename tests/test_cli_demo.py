@@ -4,10 +4,8 @@ its path; the HTML renders (headless Chromium, when installed)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,23 +22,8 @@ SUBSET = (
 )
 
 
-def ws_solver(*args, cwd: Path = REPO):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("WS_SOLVER_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd,
-        env=env,
-        timeout=180,
-    )
-
-
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path, float]:
+def demo(ws_solver, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path, float]:
     base = tmp_path_factory.mktemp("demo")
     corpus = base / "corpus"
     corpus.mkdir()
@@ -79,7 +62,7 @@ def test_demo_writes_the_report_folder(demo) -> None:
         assert (out / png).read_bytes().startswith(b"\x89PNG")
 
 
-def test_demo_bad_paths(tmp_path: Path) -> None:
+def test_demo_bad_paths(ws_solver, tmp_path: Path) -> None:
     result = ws_solver("demo", "--out", tmp_path / "file", "--corpus", tmp_path / "nope")
     assert result.returncode == 2 and "no such file or directory" in result.stderr
     (tmp_path / "file").write_text("x")
@@ -88,7 +71,7 @@ def test_demo_bad_paths(tmp_path: Path) -> None:
     assert (tmp_path / "file").read_text() == "x"
 
 
-def test_bundled_corpus_is_found_from_anywhere(tmp_path: Path) -> None:
+def test_bundled_corpus_is_found_from_anywhere(ws_solver, tmp_path: Path) -> None:
     assert bundled_corpus() == CORPUS
     result = ws_solver("demo", "--help", cwd=tmp_path)
     assert result.returncode == 0 and "corpus/ttgir" in result.stdout

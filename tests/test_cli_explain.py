@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,24 +14,10 @@ TWO_LOOPS = CORPUS / "attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 
 
-def ws_solver(*args, tmp: Path):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["WS_SOLVER_CACHE_DIR"] = str(tmp / ".plan-cache")
-    env.pop("WS_SOLVER_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=REPO,
-        env=env,
-        timeout=120,
+def test_text_on_the_terminal(ws_solver, tmp_path: Path) -> None:
+    result = ws_solver(
+        "explain", ATTENTION, "--time-limit", "1", cache_dir=tmp_path / ".plan-cache"
     )
-
-
-def test_text_on_the_terminal(tmp_path: Path) -> None:
-    result = ws_solver("explain", ATTENTION, "--time-limit", "1", tmp=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     out = result.stdout
@@ -48,22 +31,40 @@ def test_text_on_the_terminal(tmp_path: Path) -> None:
     assert re.search(r"^ *7  p\d +MMA +ttng.warp_group_dot", out, re.M)
 
 
-def test_every_loop_in_text_and_one_with_loop(tmp_path: Path) -> None:
-    both = ws_solver("explain", TWO_LOOPS, "--strategy", "heuristic", tmp=tmp_path)
+def test_every_loop_in_text_and_one_with_loop(ws_solver, tmp_path: Path) -> None:
+    both = ws_solver(
+        "explain", TWO_LOOPS, "--strategy", "heuristic", cache_dir=tmp_path / ".plan-cache"
+    )
     assert both.returncode == 0, both.stderr
     assert both.stdout.count("== ") == 2
-    second = ws_solver("explain", TWO_LOOPS, "--strategy", "heuristic", "--loop", "1", tmp=tmp_path)
+    second = ws_solver(
+        "explain",
+        TWO_LOOPS,
+        "--strategy",
+        "heuristic",
+        "--loop",
+        "1",
+        cache_dir=tmp_path / ".plan-cache",
+    )
     assert second.stdout.count("== ") == 1 and "loop 1 (line" in second.stdout
-    bad = ws_solver("explain", TWO_LOOPS, "--loop", "2", tmp=tmp_path)
+    bad = ws_solver("explain", TWO_LOOPS, "--loop", "2", cache_dir=tmp_path / ".plan-cache")
     assert bad.returncode == 2
     assert bad.stderr.strip() == (
         f"ws-solver: {TWO_LOOPS}: no loop 2: the file has 2 warp-specialized loops (0..1)"
     )
 
 
-def test_dot(tmp_path: Path) -> None:
+def test_dot(ws_solver, tmp_path: Path) -> None:
     out = tmp_path / "plan.dot"
-    result = ws_solver("explain", ATTENTION, "--strategy", "heuristic", "-o", out, tmp=tmp_path)
+    result = ws_solver(
+        "explain",
+        ATTENTION,
+        "--strategy",
+        "heuristic",
+        "-o",
+        out,
+        cache_dir=tmp_path / ".plan-cache",
+    )
     assert result.returncode == 0, result.stderr
     dot = out.read_text()
     assert dot.startswith("digraph ") and dot.rstrip().endswith("}")
@@ -73,10 +74,16 @@ def test_dot(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".png", b"\x89PNG\r\n\x1a\n")])
-def test_drawings(tmp_path: Path, suffix: str, magic: bytes) -> None:
+def test_drawings(ws_solver, tmp_path: Path, suffix: str, magic: bytes) -> None:
     out = tmp_path / f"plan{suffix}"
     result = ws_solver(
-        "explain", TWO_LOOPS, "--strategy", "heuristic", "-o", out, tmp=tmp_path
+        "explain",
+        TWO_LOOPS,
+        "--strategy",
+        "heuristic",
+        "-o",
+        out,
+        cache_dir=tmp_path / ".plan-cache",
     )  # a drawing shows loop 0 unless --loop
     assert result.returncode == 0, result.stderr
     data = out.read_bytes()
@@ -86,18 +93,24 @@ def test_drawings(tmp_path: Path, suffix: str, magic: bytes) -> None:
         assert "</svg>" in text and "crossing edge" in text and "warps" in text
 
 
-def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
-    result = ws_solver("explain", ATTENTION, "-o", tmp_path / "plan.pdf", tmp=tmp_path)
+def test_bad_inputs_write_nothing(ws_solver, tmp_path: Path) -> None:
+    result = ws_solver(
+        "explain", ATTENTION, "-o", tmp_path / "plan.pdf", cache_dir=tmp_path / ".plan-cache"
+    )
     assert result.returncode == 2 and "unknown output format" in result.stderr
     garbage = tmp_path / "garbage.ttgir"
     garbage.write_text("module {\n  %0 = \n")
-    result = ws_solver("explain", garbage, "-o", tmp_path / "plan.svg", tmp=tmp_path)
+    result = ws_solver(
+        "explain", garbage, "-o", tmp_path / "plan.svg", cache_dir=tmp_path / ".plan-cache"
+    )
     assert result.returncode == 2 and result.stderr.startswith(f"ws-solver: {garbage}:")
     infeasible = tmp_path / "infeasible.ttgir"
     infeasible.write_text(
         GEMM.read_text().replace("128x64xf16", "1024x64xf16").replace("64x128xf16", "64x1024xf16")
     )
-    result = ws_solver("explain", infeasible, "-o", tmp_path / "plan.png", tmp=tmp_path)
+    result = ws_solver(
+        "explain", infeasible, "-o", tmp_path / "plan.png", cache_dir=tmp_path / ".plan-cache"
+    )
     assert result.returncode == 4
     assert result.stderr.startswith(f"ws-solver: {infeasible}:42: gemm_tma_kernel loop 0: ")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".plan-cache") == [

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,6 @@ GARBAGE = "module {\n  tt.func @f() {\n    %0 = arith.addi %x, : i32\n  }\n}\n"
 NO_WS_LOOP = 'module attributes {"ttg.num-warps" = 4 : i32} {\n}\n'
 
 
-def ws_solver(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("WS_SOLVER_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=cwd or REPO,
-        env=env,
-        timeout=120,
-    )
-
-
 def one_error_line(result: subprocess.CompletedProcess) -> str:
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
@@ -54,7 +38,7 @@ def graphs(path: Path):
 # -- formats --------------------------------------------------------------------------------
 
 
-def test_text() -> None:
+def test_text(ws_solver) -> None:
     result = ws_solver("graph", GEMM)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -83,7 +67,7 @@ def test_text() -> None:
     assert rows[8].rstrip().endswith("-")  # the yield has no out-edges
 
 
-def test_text_two_loops_by_default() -> None:
+def test_text_two_loops_by_default(ws_solver) -> None:
     result = ws_solver("graph", TWO_LOOPS)
     assert result.returncode == 0, result.stderr
     headers = [line for line in result.stdout.splitlines() if line.startswith("== ")]
@@ -139,7 +123,7 @@ JSON_EDGE_KEYS = {
 }
 
 
-def test_json_matches_the_documented_schema() -> None:
+def test_json_matches_the_documented_schema(ws_solver) -> None:
     result = ws_solver("graph", PERSISTENT, "--format", "json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
@@ -174,7 +158,7 @@ def test_json_matches_the_documented_schema() -> None:
     assert {b["memory"] for b in loop["buffers"]} == {"shared", "tensor"}
 
 
-def test_dot() -> None:
+def test_dot(ws_solver) -> None:
     result = ws_solver("graph", PERSISTENT, "--format", "dot")
     assert result.returncode == 0, result.stderr
     dot = result.stdout
@@ -192,7 +176,7 @@ def test_dot() -> None:
     assert 'fillcolor="#fdd835"' in dot  # MMA colour
 
 
-def test_table_over_the_corpus_directory() -> None:
+def test_table_over_the_corpus_directory(ws_solver) -> None:
     result = ws_solver("graph", "corpus/ttgir", "--format", "table", cwd=REPO)  # as in `make demo`
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -226,7 +210,7 @@ def test_table_over_the_corpus_directory() -> None:
             assert all(r[8] == "0" for r in file_rows)  # no MMA
 
 
-def test_output_to_file_equals_stdout(tmp_path: Path) -> None:
+def test_output_to_file_equals_stdout(ws_solver, tmp_path: Path) -> None:
     out = tmp_path / "graph.json"
     result = ws_solver("graph", GEMM, "--format", "json", "-o", out)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
@@ -237,7 +221,7 @@ def test_output_to_file_equals_stdout(tmp_path: Path) -> None:
 # -- loop selection -------------------------------------------------------------------------
 
 
-def test_loop_selection() -> None:
+def test_loop_selection(ws_solver) -> None:
     result = ws_solver("graph", TWO_LOOPS, "--loop", "1", "--format", "json")
     assert result.returncode == 0, result.stderr
     (loop,) = json.loads(result.stdout)["loops"]
@@ -247,7 +231,7 @@ def test_loop_selection() -> None:
     assert [line for line in text.splitlines() if line.startswith("== ")][0].count("loop 0")
 
 
-def test_loop_out_of_range() -> None:
+def test_loop_out_of_range(ws_solver) -> None:
     result = ws_solver("graph", GEMM, "--loop", "1")
     assert result.returncode == 2
     assert result.stdout == ""
@@ -255,7 +239,7 @@ def test_loop_out_of_range() -> None:
     assert str(GEMM) in line and "no loop 1" in line and "1 warp-specialized loop" in line
 
 
-def test_negative_loop_is_a_usage_error() -> None:
+def test_negative_loop_is_a_usage_error(ws_solver) -> None:
     result = ws_solver("graph", GEMM, "--loop", "-1")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "loop index must be >= 0" in result.stderr
@@ -264,7 +248,7 @@ def test_negative_loop_is_a_usage_error() -> None:
 # -- errors ---------------------------------------------------------------------------------
 
 
-def test_garbage_file(tmp_path: Path) -> None:
+def test_garbage_file(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttgir"
     bad.write_text(GARBAGE)
     for fmt in ("text", "json", "dot"):
@@ -275,7 +259,7 @@ def test_garbage_file(tmp_path: Path) -> None:
         assert re.fullmatch(rf"ws-solver: {re.escape(str(bad))}:3:\d+: .+", line), line
 
 
-def test_binary_file(tmp_path: Path) -> None:
+def test_binary_file(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bin.ttgir"
     bad.write_bytes(b"module {\n\xff\xfe\n}\n")
     result = ws_solver("graph", bad)
@@ -283,7 +267,7 @@ def test_binary_file(tmp_path: Path) -> None:
     assert one_error_line(result) == f"ws-solver: {bad}:2:1: not UTF-8 text"
 
 
-def test_missing_file(tmp_path: Path) -> None:
+def test_missing_file(ws_solver, tmp_path: Path) -> None:
     missing = tmp_path / "missing.ttgir"
     result = ws_solver("graph", missing)
     assert result.returncode == 2
@@ -293,7 +277,7 @@ def test_missing_file(tmp_path: Path) -> None:
     assert "no *.ttgir files" in one_error_line(result)
 
 
-def test_file_without_ws_loop(tmp_path: Path) -> None:
+def test_file_without_ws_loop(ws_solver, tmp_path: Path) -> None:
     plain = tmp_path / "plain.ttgir"
     plain.write_text(NO_WS_LOOP)
     result = ws_solver("graph", plain)
@@ -301,7 +285,7 @@ def test_file_without_ws_loop(tmp_path: Path) -> None:
     assert one_error_line(result) == f"ws-solver: {plain}: no loop carries tt.warp_specialize"
 
 
-def test_table_reports_failures_and_goes_on(tmp_path: Path) -> None:
+def test_table_reports_failures_and_goes_on(ws_solver, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     good = tmp_path / "sub" / GEMM.name
     good.write_text(GEMM.read_text())
@@ -319,7 +303,7 @@ def test_table_reports_failures_and_goes_on(tmp_path: Path) -> None:
     assert lines[2] == "1 loop in 1 file; 2 of 3 files failed"
 
 
-def test_single_file_modes_stop_at_the_first_failure(tmp_path: Path) -> None:
+def test_single_file_modes_stop_at_the_first_failure(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttgir"
     bad.write_text(GARBAGE)
     result = ws_solver("graph", GEMM, bad)
@@ -330,7 +314,7 @@ def test_single_file_modes_stop_at_the_first_failure(tmp_path: Path) -> None:
 # -- atomic output --------------------------------------------------------------------------
 
 
-def test_failed_run_leaves_output_untouched(tmp_path: Path) -> None:
+def test_failed_run_leaves_output_untouched(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttgir"
     bad.write_text(GARBAGE)
     out = tmp_path / "out.txt"
@@ -344,7 +328,7 @@ def test_failed_run_leaves_output_untouched(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.ttgir", "out.txt"]
 
 
-def test_output_into_missing_folder(tmp_path: Path) -> None:
+def test_output_into_missing_folder(ws_solver, tmp_path: Path) -> None:
     out = tmp_path / "no" / "such" / "dir.txt"
     result = ws_solver("graph", GEMM, "-o", out)
     assert result.returncode == 2
@@ -372,14 +356,14 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch) -
 # -- help and entry points ------------------------------------------------------------------
 
 
-def test_help_has_an_example() -> None:
+def test_help_has_an_example(ws_solver) -> None:
     result = ws_solver("graph", "--help")
     assert result.returncode == 0
     assert "examples:" in result.stdout
     assert "ws-solver graph corpus/ttgir --format table" in result.stdout
 
 
-def test_version_and_usage() -> None:
+def test_version_and_usage(ws_solver) -> None:
     result = ws_solver("--version")
     assert result.returncode == 0 and result.stdout.strip() == "ws-solver 0.1.0"
     result = ws_solver()

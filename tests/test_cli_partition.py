@@ -20,23 +20,6 @@ GARBAGE = "module {\n  tt.func @f() {\n    %0 = arith.addi %x, : i32\n  }\n}\n"
 NO_WS_LOOP = 'module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90"} {\n}\n'
 
 
-def ws_solver(*args, cache_dir: Path | None = None, timeout: float = 120):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("WS_SOLVER_DEBUG", None)
-    if cache_dir is not None:
-        env["WS_SOLVER_CACHE_DIR"] = str(cache_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        cwd=REPO,
-        env=env,
-        timeout=timeout,
-    )
-
-
 def one_error_line(result) -> str:
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
@@ -67,7 +50,7 @@ def cache(tmp_path_factory, monkeypatch) -> Path:
 # -- results ----------------------------------------------------------------------------------
 
 
-def test_optimal_writes_annotated_ttgir_and_report(tmp_path: Path, cache: Path) -> None:
+def test_optimal_writes_annotated_ttgir_and_report(ws_solver, tmp_path: Path, cache: Path) -> None:
     out, report = tmp_path / "out.ttgir", tmp_path / "report.json"
     result = ws_solver(
         "partition", ATTENTION, "-o", out, "--json", report, "--time-limit", "1", cache_dir=cache
@@ -98,7 +81,7 @@ def test_optimal_writes_annotated_ttgir_and_report(tmp_path: Path, cache: Path) 
     assert "specialized into" in line
 
 
-def test_stdout_equals_output_file(tmp_path: Path, cache: Path) -> None:
+def test_stdout_equals_output_file(ws_solver, tmp_path: Path, cache: Path) -> None:
     out = tmp_path / "out.ttgir"
     to_file = ws_solver("partition", TWO_LOOPS, "--strategy", "heuristic", "-o", out, "-q")
     to_stdout = ws_solver("partition", TWO_LOOPS, "--strategy", "heuristic", cache_dir=cache)
@@ -108,7 +91,7 @@ def test_stdout_equals_output_file(tmp_path: Path, cache: Path) -> None:
     assert len(to_stdout.stderr.splitlines()) == 2  # two loops
 
 
-def test_loop_not_worth_specializing_loses_its_tag(tmp_path: Path, cache: Path) -> None:
+def test_loop_not_worth_specializing_loses_its_tag(ws_solver, tmp_path: Path, cache: Path) -> None:
     report = tmp_path / "r.json"
     result = ws_solver("partition", ROW_REDUCE, "--json", report, cache_dir=cache)
     assert result.returncode == 0, result.stderr
@@ -121,7 +104,7 @@ def test_loop_not_worth_specializing_loses_its_tag(tmp_path: Path, cache: Path) 
     assert ": not specialized: no load feeds an MMA; modeled II" in result.stderr
 
 
-def test_strategy_none_and_target_override(tmp_path: Path, cache: Path) -> None:
+def test_strategy_none_and_target_override(ws_solver, tmp_path: Path, cache: Path) -> None:
     report = tmp_path / "r.json"
     result = ws_solver(
         "partition", TWO_LOOPS, "--strategy", "none", "--target", "sm_100", "--json", report
@@ -152,7 +135,7 @@ def _no_output(tmp_path: Path, *names: str) -> None:
     ],
     ids=["garbage", "truncated", "no-ws-loop", "binary"],
 )
-def test_bad_input(tmp_path: Path, content, expect: str) -> None:
+def test_bad_input(ws_solver, tmp_path: Path, content, expect: str) -> None:
     bad = tmp_path / "bad.ttgir"
     if isinstance(content, bytes):
         bad.write_bytes(content)
@@ -167,7 +150,7 @@ def test_bad_input(tmp_path: Path, content, expect: str) -> None:
     _no_output(tmp_path, "bad.ttgir")
 
 
-def test_missing_and_unreadable_files(tmp_path: Path) -> None:
+def test_missing_and_unreadable_files(ws_solver, tmp_path: Path) -> None:
     result = ws_solver("partition", tmp_path / "nope.ttgir")
     assert result.returncode == 2
     assert "nope.ttgir: cannot read" in one_error_line(result)
@@ -176,7 +159,7 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     assert f"{tmp_path}: cannot read" in one_error_line(result)
 
 
-def test_module_without_target_needs_target_flag(tmp_path: Path) -> None:
+def test_module_without_target_needs_target_flag(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "no-target.ttgir"
     bad.write_text(GEMM.read_text().replace('ttg.target = "cuda:90", ', ""))
     result = ws_solver("partition", bad, "--strategy", "heuristic")
@@ -186,7 +169,7 @@ def test_module_without_target_needs_target_flag(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_infeasible_loop(tmp_path: Path, cache: Path) -> None:
+def test_infeasible_loop(ws_solver, tmp_path: Path, cache: Path) -> None:
     bad = infeasible_ttgir(tmp_path)
     out = tmp_path / "out.ttgir"
     out.write_text("previous\n")
@@ -238,7 +221,7 @@ def test_timeout_without_a_plan(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_unwritable_output_fails_before_solving(tmp_path: Path) -> None:
+def test_unwritable_output_fails_before_solving(ws_solver, tmp_path: Path) -> None:
     out = tmp_path / "no" / "such" / "out.ttgir"
     result = ws_solver("partition", GEMM, "-o", out)
     assert result.returncode == 2
@@ -249,14 +232,14 @@ def test_unwritable_output_fails_before_solving(tmp_path: Path) -> None:
     "args",
     [["--time-limit", "0"], ["--time-limit", "x"], ["--workers", "0"], ["--strategy", "best"]],
 )
-def test_usage_errors(args) -> None:
+def test_usage_errors(ws_solver, args) -> None:
     result = ws_solver("partition", GEMM, *args)
     assert result.returncode == 2
     assert "usage:" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("command", ["partition", "compare", "explain", "demo"])
-def test_help_has_examples_and_exit_codes(command: str) -> None:
+def test_help_has_examples_and_exit_codes(ws_solver, command: str) -> None:
     result = ws_solver(command, "--help")
     assert result.returncode == 0
     assert "examples:" in result.stdout and f"ws-solver {command}" in result.stdout

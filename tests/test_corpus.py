@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from corpus.dump import count_ws_loops
 
-from corpus.dump import count_ws_loops  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 TTGIR_DIR = REPO_ROOT / "corpus" / "ttgir"
 INDEX = json.loads((TTGIR_DIR / "index.json").read_text())
@@ -75,8 +72,8 @@ def test_causal_attention_has_two_ws_loops() -> None:
     assert causal and all(e["ws_loops"] == 2 for e in causal)
 
 
+@pytest.mark.triton
 def test_redump_is_byte_identical(tmp_path: Path) -> None:
-    pytest.importorskip("triton")
     from corpus import dump
 
     name = "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
@@ -86,9 +83,9 @@ def test_redump_is_byte_identical(tmp_path: Path) -> None:
     assert entry == next(e for e in INDEX if e["file"] == name)
 
 
+@pytest.mark.triton
 def test_partial_redump_drops_configs_that_are_gone(tmp_path: Path) -> None:
     """Dumps and index entries of configs that no longer exist go, in an --only run too."""
-    pytest.importorskip("triton")
     from corpus import dump
 
     only = "gemm_tma.t128x128x64_w4_s4.sm90"
@@ -103,17 +100,17 @@ def test_partial_redump_drops_configs_that_are_gone(tmp_path: Path) -> None:
     assert [e["file"] for e in index] == [f"{only}.ttgir"]
 
 
+@pytest.mark.triton
 def test_committed_dumps_parse() -> None:
-    pytest.importorskip("triton")
     from corpus.dump import verify_parses
 
     for entry in INDEX:
         verify_parses(_text(entry))
 
 
+@pytest.mark.triton
 def test_split_pipeline_matches_make_ttgir() -> None:
     """run_until_partition + run_after_partition with no annotations is Triton's sm_100 route."""
-    pytest.importorskip("triton")
     from triton.backends.nvidia.compiler import CUDABackend
 
     from corpus.dump import Job, capture

@@ -12,7 +12,6 @@ import hashlib
 import multiprocessing
 import os
 import re
-import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -21,26 +20,26 @@ import pytest
 
 pytest.importorskip("triton")
 
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-from triton import knobs  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
+import triton
+import triton.language as tl
+from triton import knobs
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+import ws_solver.pipeline as wpipe
+import ws_solver.triton as wst
+from corpus import kernels as corpus_kernels
+from ws_solver import plancache
+from ws_solver.model.channels import derive_channels
+from ws_solver.model.cost_table import cost_table
+from ws_solver.model.kinds import NodeKind
+from ws_solver.model.plan import Partition, Plan, complete_assignment
+from ws_solver.triton import kernel_compile, rewrites
+from ws_solver.triton import make_ttgir as tpipe
+
+pytestmark = pytest.mark.triton
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-import ws_solver.pipeline as wpipe  # noqa: E402
-import ws_solver.triton as wst  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
-from ws_solver import plancache  # noqa: E402
-from ws_solver.model.channels import derive_channels  # noqa: E402
-from ws_solver.model.cost_table import cost_table  # noqa: E402
-from ws_solver.model.kinds import NodeKind  # noqa: E402
-from ws_solver.model.plan import Partition, Plan, complete_assignment  # noqa: E402
-from ws_solver.triton import kernel_compile, rewrites  # noqa: E402
-from ws_solver.triton import make_ttgir as tpipe  # noqa: E402
 
 CAPS = (90, 100)
 LOAD_REGISTERS = 40  # the stub plan's load partition; Triton 3.6 itself requests 24 there

@@ -16,17 +16,16 @@ import pytest
 
 pytest.importorskip("triton")
 
-from triton.backends.nvidia.compiler import CUDAOptions  # noqa: E402
+from test_dropin import REPO_ROOT, _compile, _stub_solver, isolated  # noqa: F401
+from triton.backends.nvidia.compiler import CUDAOptions
+
+import ws_solver.triton as wst
+from ws_solver.triton import dropin
+from ws_solver.triton import guard as lguard
+
+pytestmark = pytest.mark.triton
 
 TESTS = Path(__file__).resolve().parent
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from test_dropin import REPO_ROOT, _compile, _stub_solver, isolated  # noqa: E402, F401
-
-import ws_solver.triton as wst  # noqa: E402
-from ws_solver.triton import dropin  # noqa: E402
-from ws_solver.triton import guard as lguard  # noqa: E402
 
 CORPUS = REPO_ROOT / "corpus" / "ttgir"
 

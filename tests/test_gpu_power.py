@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import gpu_power
 
-from benchmarks import gpu_power  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_sample_line_is_parsed():

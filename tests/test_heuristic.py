@@ -262,10 +262,10 @@ def test_if_yielding_an_mma_token_runs_in_the_mma_partition() -> None:
     assert all(set(assignment[n]) <= parts for n in body)
 
 
+@pytest.mark.triton
 def _lower(graph_file: str, plan_of) -> None:
     """Annotate a corpus file's loop with `plan_of(graph, target)` and run Triton's
     add_warp_specialize on it (raises when Triton rejects it)."""
-    pytest.importorskip("triton")
     from tests.triton_util import capability, context
     from ws_solver.ir.annotate import annotate_loop
     from ws_solver.model.annotation import loop_annotation

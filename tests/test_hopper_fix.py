@@ -68,11 +68,11 @@ def _manual_annotation(text: str) -> str:
     return module.print()
 
 
+@pytest.mark.triton
 @cache
 def _lowered(case: str) -> tuple[str, str]:
     """(Triton's text after warp_specialize + pipeline + optimize_partition_warps, annotated
     input) for a corpus file with the manual plan."""
-    pytest.importorskip("triton")
     from triton._C.libtriton import ir as tir
     from triton._C.libtriton import passes
 
@@ -112,9 +112,9 @@ def test_fixed_text_verifies_in_triton(case):
     parse_with_triton(fix_async_wgmma_release(lowered), 90)
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize("case", [GEMMS[1], GEMMS[2], ATTENTION[1], ATTENTION[2]])
 def test_rest_of_pipeline_compiles_to_cubin(case):
-    pytest.importorskip("triton")
     import inspect
 
     from triton.backends.compiler import GPUTarget

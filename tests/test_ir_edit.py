@@ -322,8 +322,8 @@ def _annotate_ws_loops(module: ir.Module) -> int:
     return edited
 
 
+@pytest.mark.triton
 def test_triton_accepts_edited_sample() -> None:
-    pytest.importorskip("triton")
     from triton_util import parse_with_triton
 
     module = ir.parse(SAMPLE)
@@ -332,9 +332,9 @@ def test_triton_accepts_edited_sample() -> None:
     parse_with_triton(module.print(), 90)
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_triton_accepts_annotated_ws_loops(path: Path) -> None:
-    pytest.importorskip("triton")
     from triton_util import capability, parse_with_triton
 
     text = path.read_text()
@@ -346,9 +346,9 @@ def test_triton_accepts_annotated_ws_loops(path: Path) -> None:
     parse_with_triton(printed, capability(path))
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_triton_accepts_an_attribute_on_every_op(path: Path) -> None:
-    pytest.importorskip("triton")
     from triton_util import capability, parse_with_triton
 
     module = ir.parse(path.read_text())
@@ -384,11 +384,11 @@ def test_new_dictionary_placement_in_other_formats(name: str, nth: int, expected
     assert len(_check_minimal_diff(ir.parse(text), module)) == 1
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.ttgir")), ids=lambda p: p.name)
 def test_triton_accepts_an_attribute_on_every_op_of_other_ir(path: Path) -> None:
     """IR after make_ttgir (ttg.warp_specialize, barriers, TMA copies, wgmma waits, while
     loops, scans, fp8 casts, atomics, ...) and the hand-written sample."""
-    pytest.importorskip("triton")
     from triton_util import capability, parse_with_triton
 
     text = path.read_text()
@@ -441,9 +441,9 @@ def test_barrier_expect_dictionary_goes_before_the_predicate() -> None:
     assert "ttng.barrier_expect %b, 16384 {ttg.partition = array<i32: 0>}, %p : " in module.print()
 
 
+@pytest.mark.triton
 def test_triton_reads_quoted_names_back() -> None:
     """Names that need quoting, printed by us, read by Triton, printed by Triton, read by us."""
-    pytest.importorskip("triton")
     from triton_util import parse_with_triton
 
     names = ["ttg.num-x", 'q"uote', "back\\slash", "a=b", "new\nline", "caf\u00e9", "ok.name"]

@@ -241,10 +241,10 @@ def test_result_types_of_other_formats() -> None:
     assert before.ops[-1].name == "scf.condition" and after.ops[-1].name == "scf.yield"
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize("path", CORPUS, ids=_ids)
 def test_ir_printed_without_locations(path: Path) -> None:
     """Triton's `str_nodebug()` drops every `loc(...)`: ops then end at bare names."""
-    pytest.importorskip("triton")
     from triton_util import capability, parse_with_triton
 
     with_locs = ir.parse(path.read_text())

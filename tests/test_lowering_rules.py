@@ -154,10 +154,10 @@ def test_crossing_inside_a_split_if_is_reported() -> None:
     assert "R5" in rules_broken(graph, split)
 
 
+@pytest.mark.triton
 def _lowered(name: str, plan: Plan) -> str:
     """Triton's verdict on `name` annotated with `plan` (its only WS loop), through the
     drop-in's lowering guard (a child process: an assertion cannot take pytest down)."""
-    pytest.importorskip("triton")
     from triton.backends.nvidia.compiler import CUDAOptions
 
     from ws_solver.ir.annotate import annotate_loop

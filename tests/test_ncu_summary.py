@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import gzip
-import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import ncu_source_summary as ncu
 
-from benchmarks import ncu_source_summary as ncu  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 WIDTHS = (10, 24, 14, 8, 8)
 TITLES = (("Address", ""), ("Source", ""), ("Warp Stall Sam", "pling (All)"), ("stall_wa", "it"))

@@ -169,10 +169,10 @@ def test_text_without_waits_is_returned_as_is():
 # -- on a real kernel (Triton, CPU only) ----------------------------------------------------
 
 
+@pytest.mark.triton
 def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
     """In the compiled ahead kernel, the exp2s of this block's softmax sit between the wgmma
     of the next S and the wait that retires it."""
-    pytest.importorskip("triton")
     from tests.triton_util import compile_corpus_config
 
     config = dict(
@@ -290,11 +290,11 @@ def test_sinking_keeps_every_read_and_write_safe(steps):
             assert _releases_before(after, op) <= _releases_before(before, op), op
 
 
+@pytest.mark.triton
 def test_specialized_ahead_consumer_overlaps_and_releases_no_stage_early():
     """Triton's split of the ahead kernel, with the sinking: the softmax moves under the S
     wgmma together with the K stage release, and the Hopper fix's checker finds no stage
     released under an in-flight wgmma in the final TTGIR."""
-    pytest.importorskip("triton")
     from corpus import kernels as corpus_kernels
     from tests.triton_util import compile_corpus_config
     from ws_solver.triton.hopper import check_releases

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import ttgir_variants
 
-from benchmarks import ttgir_variants  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(
@@ -74,9 +71,9 @@ def _ops(ttgir: str) -> list[str]:
     return [result or effect for result, effect in pairs]
 
 
+@pytest.mark.triton
 def test_a_ttgir_file_replaces_the_ttgir_stage(tmp_path):
     """Lowering the drop-in's own final TTGIR from a file gives the same module back."""
-    pytest.importorskip("triton")
     from corpus import kernels as corpus_kernels
 
     config = corpus_kernels.load("gemm_tma").CONFIGS["t128x128x64_w4_s4"]
@@ -91,9 +88,9 @@ def test_a_ttgir_file_replaces_the_ttgir_stage(tmp_path):
     assert from_file.metadata.tensordesc_meta == normal.metadata.tensordesc_meta
 
 
+@pytest.mark.triton
 def test_a_ptx_file_replaces_the_ptx_stage(tmp_path):
     """Assembling the drop-in's own PTX from a file gives the same kernel back."""
-    pytest.importorskip("triton")
     from corpus import kernels as corpus_kernels
 
     config = corpus_kernels.load("gemm_tma").CONFIGS["t128x128x64_w4_s4"]
@@ -107,10 +104,10 @@ def test_a_ptx_file_replaces_the_ptx_stage(tmp_path):
     assert from_file.metadata.name == normal.metadata.name
 
 
+@pytest.mark.triton
 def test_a_file_can_replace_a_stage_of_a_specialized_compile(tmp_path):
     """--base-strategy: the PTX of a warp-specialized compile, assembled from a file, keeps
     that compile's metadata (12 warps, not the unspecialized 8)."""
-    pytest.importorskip("triton")
     from corpus import kernels as corpus_kernels
 
     config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]

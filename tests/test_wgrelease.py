@@ -163,10 +163,10 @@ def _release_notes(kernel) -> list[str]:
     return [n for n in kernel.metadata.ws_solver["notes"] if "per-warp-group" in n]
 
 
+@pytest.mark.triton
 def test_the_drop_in_applies_it_to_a_specialized_gemm():
     """Compiled on the CPU: the 8-warp consumer of gemm_tma's specialized plan releases per
     warp group, and ptxas assembles the result."""
-    pytest.importorskip("triton")
     kernel = _compile_gemm_w8()
     notes = _release_notes(kernel)
     assert notes and "not applied" not in notes[0], notes
@@ -175,16 +175,16 @@ def test_the_drop_in_applies_it_to_a_specialized_gemm():
     assert re.search(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], 2;", kernel.asm["ptx"])
 
 
+@pytest.mark.triton
 def test_it_can_be_turned_off():
-    pytest.importorskip("triton")
     kernel = _compile_gemm_w8(release_per_warp_group=False)
     assert not _release_notes(kernel)
     assert not re.search(r"bar\.sync \t%r\d+, 128;", kernel.asm["ptx"])
 
 
+@pytest.mark.triton
 def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch):
     """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX."""
-    pytest.importorskip("triton")
     from ws_solver.triton import rewrites, wgrelease
 
     def broken(ptx, warps, depth):
@@ -198,10 +198,11 @@ def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch)
     assert any("undone: ptxas rejected it" in n for n in notes), notes
 
 
+@pytest.mark.triton
 @pytest.mark.parametrize(
     ("config", "note"),
     [
-        # the kernel measured at parity with SDPA (gpu-2026-11-29-wgrelease*.md)
+        # the kernel measured at parity with SDPA (2026-11-29-gpu-wgrelease*/results.md)
         (
             "d128_m128n128_w8_s2",
             "per-warp-group release: 2 ring(s) counted twice, 3 release(s) per warp group, "
@@ -216,7 +217,6 @@ def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch)
 )
 def test_what_it_does_to_ws_solvers_attention_plans(config, note):
     """The verified behaviour on the corpus, kept: ws_solver's optimal plan of attention."""
-    pytest.importorskip("triton")
     kernel = _compile("attention_fwd", config, "optimal")
     notes = _release_notes(kernel)
     assert len(notes) == 1 and notes[0].startswith(note), notes

@@ -36,7 +36,7 @@ def _softmax_update(s, m_i, l_i, qk_scale):
     alone, not to the whole tile first, as FlashAttention does: that saves a multiply per
     score. On the H200 the specialized kernel runs at the 700 W power cap, so the saved
     instructions are saved energy, and the clock the cap allows rises: +3.3% sustained
-    (benchmarks/results/gpu-2026-11-29-power.md).
+    (benchmarks/results/2026-11-29-gpu-power/results.md).
     """
     m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
     p = tl.math.exp2(s * qk_scale - m_new[:, None])

@@ -31,7 +31,7 @@ class CostParams:
     # loop control, predicates).
     base_registers: int = 24
     # The constants below are fitted by benchmarks/calibrate.py on the H200 measurements in
-    # benchmarks/results/gpu-2026-11-29-*.json (it prints them; the values here are its output).
+    # the run folders of benchmarks/results (it prints them; the values here are its output).
     # ptxas holds more than the tensors the model counts (an op's operands next to its result,
     # wgmma fragments, addresses): tensor bytes count at this percent, the least that covers
     # ptxas's registers on every unspecialized kernel that did not spill.

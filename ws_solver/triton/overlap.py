@@ -30,7 +30,7 @@ Not done, on purpose: splitting a wait so that a reader of only its older values
 first (a ``pendings > 0`` wait for last iteration's P·V, the full one further down). It is
 correct, but ptxas does not count wgmma groups across a loop's back edge and serializes
 every wgmma of such a loop (C7514); the variant it accepts was slower than this one
-(``benchmarks/results/gpu-2026-11-29-ttgir-variants.md``).
+(``benchmarks/results/2026-11-29-gpu-ttgir-variants/results.md``).
 """
 
 from __future__ import annotations

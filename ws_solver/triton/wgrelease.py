@@ -21,7 +21,7 @@ releases on its own:
 A release it cannot rewrite that way (shared-memory data in its window) keeps its barrier
 and arrives with count 2, so the doubled count holds everywhere. The rewrite is all or
 nothing: any pattern it does not recognise leaves the PTX as it was, with the reason.
-Measured: ``benchmarks/results/gpu-2026-11-29-warp-group-release.md``.
+Measured: ``benchmarks/results/2026-11-29-gpu-warp-group-release/results.md``.
 """
 
 from __future__ import annotations
