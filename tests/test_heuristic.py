@@ -11,7 +11,6 @@ import pytest
 
 from ws_solver import ir
 from ws_solver.heuristic import RULE_NAMES, decide, partition
-from ws_solver.heuristic import merge as merge_module
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.dfg import build_graphs
@@ -208,17 +207,6 @@ def test_partition_cap_merges_and_records() -> None:
         assert len(plan.partitions) == 3
         assert any(m.rule == "cap" for m in plan.merges)
         assert check_plan(plan, graph, target) == []
-
-
-def test_user_fixed_partitions_are_never_merged(monkeypatch) -> None:
-    (_, graph), *_ = loops("gemm_tma.t128x128x64_w4_s4.sm100.ttgir")
-    first, second = ops_named(graph, "tt.descriptor_load")[:2]
-    pins = {first: 1, second: 2}
-    monkeypatch.setattr(merge_module, "fixed_partition", lambda node: pins.get(node.id))
-    plan = partition(graph, SM100, force=True)
-    assert not any(m.rule == "load_load" and {m.src, m.dst} == {first, second} for m in plan.merges)
-    assert home(plan, first) != home(plan, second)
-    assert check_plan(plan, graph, SM100) == []
 
 
 @pytest.mark.parametrize("name", FILES)

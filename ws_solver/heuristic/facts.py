@@ -169,11 +169,6 @@ def _node_flags(graph: LoopGraph, target: Target, node_id: int, reaches_mma) -> 
     return flags
 
 
-def fixed_partition(node) -> int | None:
-    """The partition a user pinned this node to. Nodes carry none yet: this is the hook."""
-    return getattr(node, "fixed_partition", None)
-
-
 def _data_nodes(graph: LoopGraph) -> frozenset[int]:
     sources = [
         n.id

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..model.graph import LoopGraph
 from ..model.plan import Merge
-from .facts import TMEM, Facts, fixed_partition
+from .facts import TMEM, Facts
 from .rules import EDGE_RULES, PAIR_RULES, VETOES, Rule, rules_for
 
 
@@ -21,12 +21,6 @@ class MergeState:
         self.members: dict[int, list[int]] = {n: [n] for n in sorted(facts.data)}
         self.crossing = list(facts.edges)
         self.merges: list[Merge] = []
-        # User-fixed partition ids per partition root (the hook: nodes carry none yet).
-        self.fixed: dict[int, frozenset[int]] = {}
-        for n in self.members:
-            pinned = fixed_partition(self.graph.nodes[n])
-            if pinned is not None:
-                self.fixed[n] = frozenset({pinned})
 
     def find(self, n: int) -> int:
         parent = self.parent
@@ -49,8 +43,6 @@ class MergeState:
         self.parent[gone] = keep
         self.flags[keep] |= self.flags[gone]
         self.members[keep].extend(self.members.pop(gone))
-        if gone in self.fixed or keep in self.fixed:
-            self.fixed[keep] = self.fixed.get(keep, frozenset()) | self.fixed.pop(gone, frozenset())
         self.merges.append(Merge(rule, a, b))
         self.crossing = [e for e in self.crossing if self.find(e.src) != self.find(e.dst)]
         return keep

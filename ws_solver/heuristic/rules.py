@@ -216,12 +216,6 @@ def shared_tmem_alloc(s: MergeState, a: int, b: int, fa: int, fb: int) -> bool:
 
 
 # -- vetoes ------------------------------------------------------------------------------------
-def both_fixed(s: MergeState, ra: int, rb: int) -> bool:
-    """Never merge two partitions a user fixed to different partitions."""
-    fa, fb = s.fixed.get(ra), s.fixed.get(rb)
-    return bool(fa and fb and fa != fb)
-
-
 def tmem_into_mma(s: MergeState, ra: int, rb: int) -> bool:
     """Never merge TMEM work into an MMA partition (the MMA issuer is one thread)."""
     fa, fb = s.flags[ra], s.flags[rb]
@@ -235,7 +229,6 @@ def tmem_alloc_into_mma(s: MergeState, ra: int, rb: int) -> bool:
 
 
 VETOES: tuple[Callable[[MergeState, int, int], bool], ...] = (
-    both_fixed,
     tmem_into_mma,
     tmem_alloc_into_mma,
 )
