@@ -18,7 +18,7 @@ def run_ws_solver(
     cwd: Path = REPO,
     env: dict[str, str] | None = None,
     cache_dir: Path | None = None,
-    timeout: float = 180,
+    timeout: float = 300,
 ) -> subprocess.CompletedProcess:
     """`python -m ws_solver ARGS` in a subprocess with this repository first on PYTHONPATH,
     WS_SOLVER_DEBUG unset, `env` added and the plan cache in `cache_dir` when given."""

@@ -4,9 +4,6 @@ departure rule of `optimal` (model/decision.py)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -158,20 +155,7 @@ def test_optimal_departs_only_beyond_the_margin(name: str, decision: str) -> Non
     assert ("heuristic's plan kept" in reason) == (decision == "heuristic kept")
 
 
-def ws_solver(*args) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    env.pop("WS_SOLVER_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ws_solver", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=300,
-    )
-
-
-def test_cli_explore_json_and_out_dir(tmp_path: Path) -> None:
+def test_cli_explore_json_and_out_dir(ws_solver, tmp_path: Path) -> None:
     out = tmp_path / "plans.json"
     result = ws_solver("explore", TWO_LOOPS, "--k", "3", "--json", out, "--out-dir", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -192,7 +176,7 @@ def test_cli_explore_json_and_out_dir(tmp_path: Path) -> None:
     assert "explore:2" in result.stdout and "rank 0" in result.stdout
 
 
-def test_cli_explore_bad_input(tmp_path: Path) -> None:
+def test_cli_explore_bad_input(ws_solver, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttgir"
     bad.write_text("module {\n  tt.func @f() {\n    %0 = arith.addi %x, : i32\n  }\n}\n")
     out = tmp_path / "r.json"

@@ -94,7 +94,7 @@ def alternatives(
             break
         plan = decode(enc, result.value)
         if check_plan(plan, graph, target):
-            break  # the model and `plan.check` disagree: stop rather than list a bad plan
+            break  # the model and `check_plan` disagree: stop rather than list a bad plan
         cost = evaluate(plan, graph, target)
         sig = signature(enc, plan)
         if cost.objective != result.objective or any(a.signature == sig for a in found):
