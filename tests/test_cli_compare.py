@@ -62,6 +62,7 @@ def runs(ws_solver, subset: Path, tmp_path_factory) -> dict:
     return results
 
 
+@pytest.mark.slow
 def test_json_is_identical_for_any_jobs(runs: dict) -> None:
     (r1, d1), (r2, d2) = runs["1"], runs["2"]
     assert r1.returncode == 0, r1.stderr
@@ -73,6 +74,7 @@ def test_json_is_identical_for_any_jobs(runs: dict) -> None:
     assert raw == json.dumps(d1, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+@pytest.mark.slow
 def test_json_content(runs: dict, subset: Path) -> None:
     _, document = runs["1"]
     assert document["schema"] == "ws-solver.compare" and document["version"] == 1
@@ -107,6 +109,7 @@ def test_json_content(runs: dict, subset: Path) -> None:
     assert set(timing["optimal_wall_s"]) == {"p50", "p90", "p99", "max", "sum"}
 
 
+@pytest.mark.slow
 def test_reports(runs: dict) -> None:
     md, html = runs["md"], runs["html"]
     assert md.startswith("# ws-solver: heuristic vs optimal")

@@ -37,6 +37,7 @@ def demo(ws_solver, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path
     return result, out, time.perf_counter() - start
 
 
+@pytest.mark.slow
 def test_demo_writes_the_report_folder(demo) -> None:
     result, out, seconds = demo
     assert result.returncode == 0, result.stderr
@@ -85,6 +86,7 @@ def _chromium() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="no Chromium to render the HTML with")
 def test_html_renders_in_headless_chromium(demo, tmp_path: Path) -> None:
     _, out, _ = demo

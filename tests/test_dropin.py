@@ -168,6 +168,7 @@ def matrix(tmp_path_factory) -> dict:
         return dict(zip(MATRIX, results, strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("job", MATRIX, ids=lambda j: f"{j[0]}-sm{j[1]}-{j[2]}")
 def test_corpus_kernel_compiles_under_every_strategy(matrix, job) -> None:
     kernel, cap, strategy = job

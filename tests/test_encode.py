@@ -563,6 +563,7 @@ def _depth_candidates(table, needed) -> list[tuple[int, ...]]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.slow
 @given(small_loops())
 def test_optimal_matches_brute_force(case: tuple[LoopGraph, Target]) -> None:
     graph, target = case

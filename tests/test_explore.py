@@ -141,6 +141,7 @@ def test_departure_rule() -> None:
         ("gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir", "optimum"),
     ],
 )
+@pytest.mark.slow
 def test_optimal_departs_only_beyond_the_margin(name: str, decision: str) -> None:
     graph, target = first_loop(CORPUS / name)
     heuristic, _ = decide(graph, target)

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from ws_solver import ir
 
+pytestmark = pytest.mark.slow  # mutates every corpus file many times
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((REPO_ROOT / "corpus" / "ttgir").glob("*.ttgir"))
 DATA = Path(__file__).parent / "data"
