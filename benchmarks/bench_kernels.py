@@ -84,18 +84,7 @@ DESCRIPTION = {
     "triton_overlap": "Triton's partitioner + Hopper fix + ws_solver's wgmma wait sinking",
     "triton_wgrelease": "triton_overlap + stages released per warp group (PTX rewrite)",
 }
-# Sizes that fill the H200 (make_inputs arguments).
-BENCH: dict[str, dict] = {
-    "gemm_tma": {"size": 8192},
-    "gemm_pointer": {"size": 8192},
-    "gemm_persistent": {"size": 8192},
-    "gemm_fp8": {"size": 8192},
-    "gemm_cond_reset": {"size": 8192},
-    "gemm_grouped": {"size": 8192},
-    "attention_fwd": {"size": 8192, "batch": 4, "heads": 32},
-    "attention_bwd": {"size": 4096, "batch": 4, "heads": 32},
-    "row_reduce": {"size": 16384},
-}
+BENCH = corpus_kernels.BENCH_INPUTS  # sizes that fill the H200 (make_inputs arguments)
 TARGETS = {"gemm": 0.95, "attention_fwd": 1.0}  # ratio to the vendor reference to beat
 ROUNDS = 3  # interleaved timing passes per config (bench_kernel); the median is reported
 COMPILE_TIMEOUT_S = 60  # normal compiles take < 15 s; a hung pass is reported

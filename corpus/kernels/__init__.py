@@ -24,6 +24,19 @@ KERNEL_MODULES: tuple[str, ...] = (
 
 OPTION_KEYS: frozenset[str] = frozenset({"num_warps", "num_stages", "maxnreg"})
 
+# make_inputs arguments of a timing run: sizes that fill an H200.
+BENCH_INPUTS: dict[str, dict] = {
+    "gemm_tma": {"size": 8192},
+    "gemm_pointer": {"size": 8192},
+    "gemm_persistent": {"size": 8192},
+    "gemm_fp8": {"size": 8192},
+    "gemm_cond_reset": {"size": 8192},
+    "gemm_grouped": {"size": 8192},
+    "attention_fwd": {"size": 8192, "batch": 4, "heads": 32},
+    "attention_bwd": {"size": 4096, "batch": 4, "heads": 32},
+    "row_reduce": {"size": 16384},
+}
+
 
 def load(name: str) -> ModuleType:
     """Import one kernel module of the corpus by its short name."""

@@ -12,10 +12,10 @@ import os
 import sys
 
 from .. import __version__
-from . import compare, demo, explain, explore, graph, partition
+from . import compare, demo, explain, explore, graph, partition, tune
 from .common import PROG, CliError, report
 
-COMMANDS = [graph, partition, compare, explore, explain, demo]
+COMMANDS = [graph, partition, compare, explore, explain, demo, tune]
 
 DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
 

@@ -5,8 +5,15 @@
     my_kernel[grid](...)           # compiled through ws_solver
     wst.last_compile_report()
 
-See docs/dropin.md. Importing this package does not import Triton; ``enable()`` does.
+    @wst.autotune(key=["M", "N"])  # the fastest correct candidate, measured at launch
+    @triton.jit
+    def my_kernel(...): ...
+
+See docs/dropin.md and docs/autotune.md. Importing this package does not import Triton;
+``enable()`` and ``autotune`` do.
 """
+
+from typing import Any
 
 from .dropin import (
     cache_dir,
@@ -21,7 +28,11 @@ from .dropin import (
 )
 from .session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
 
+# In ws_solver.triton.autotuner, which imports Triton: loaded on first use.
+_AUTOTUNER = ("autotune", "Autotuner", "WSTuningWarning", "last_tuning_report", "tuning_reports")
+
 __all__ = [
+    *_AUTOTUNER,
     "FALLBACKS",
     "STRATEGIES",
     "CompileReport",
@@ -37,3 +48,13 @@ __all__ = [
     "partitioner",
     "reset_jit_caches",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AUTOTUNER:
+        from . import autotuner
+
+        value = getattr(autotuner, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,6 +42,7 @@ def enable(
     release_per_warp_group: bool = True,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
+    reset_caches: bool = True,
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -60,6 +61,8 @@ def enable(
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
+    ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
+    that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
     """
     strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
     if lowering_timeout is not None and lowering_timeout < 0:
@@ -75,8 +78,8 @@ def enable(
     )
     with lock:
         if _session is not None:
-            _uninstall()
-        _install(settings, None if cache_dir is None else os.fspath(cache_dir))
+            _uninstall(reset_caches)
+        _install(settings, None if cache_dir is None else os.fspath(cache_dir), None, reset_caches)
     return settings
 
 
@@ -93,14 +96,15 @@ def partitioner(strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any) -> I
     with lock:
         outer = _session
     settings = enable(strategy, **kwargs)
+    reset = kwargs.get("reset_caches", True)
     try:
         yield settings
     finally:
         with lock:
             if _session is not None:
-                _uninstall()
+                _uninstall(reset)
             if outer is not None:
-                _install(outer.settings, outer.cache_base, outer.reports)
+                _install(outer.settings, outer.cache_base, outer.reports, reset)
 
 
 def is_enabled() -> bool:
@@ -130,7 +134,7 @@ def last_compile_report() -> CompileReport | None:
     return reports[-1] if reports else None
 
 
-def _install(settings: Settings, cache_base: str | None, reports=None) -> None:
+def _install(settings: Settings, cache_base: str | None, reports=None, reset: bool = True) -> None:
     global _session
     from triton import knobs
 
@@ -150,10 +154,11 @@ def _install(settings: Settings, cache_base: str | None, reports=None) -> None:
     knobs.cache.dir = where
     knobs.runtime.add_stages_inspection_hook = make_hook(session)
     _session = session
-    reset_jit_caches()
+    if reset:
+        reset_jit_caches()
 
 
-def _uninstall() -> None:
+def _uninstall(reset: bool = True) -> None:
     global _session
     from triton import knobs
 
@@ -173,7 +178,8 @@ def _uninstall() -> None:
     else:
         os.environ["TRITON_CACHE_DIR"] = session.prev_env
     _session = None
-    reset_jit_caches()
+    if reset:
+        reset_jit_caches()
 
 
 def reset_jit_caches() -> int:
