@@ -456,4 +456,49 @@ def test_each_candidate_builds_through_the_jit_into_its_own_cache(
     # built once: launching a built candidate again compiles nothing
     again = launcher.launch(candidates.parse("heuristic"), args, kwargs)
     assert launcher.describe(again) == built["heuristic"]
-    assert launcher.unavailable() is not None  # no torch / GPU here: tuning would not run
+
+    # no GPU here: the decorator builds its default and says so once
+    assert launcher.unavailable() is not None
+    tuner = wst.autotune(enable_options={"lowering_timeout": None})(fn)
+    with pytest.warns(WSTuningWarning, match=r"not tuning gemm_tma_kernel \(.*building optimal"):
+        (kernel,) = tuner.warmup(*args[:6], grid=(1,), **config)
+    assert tuner.launcher.describe(kernel) == {**built["optimal"], "strategy_used": "optimal"}
+
+
+def test_stacks_with_triton_autotune_either_way() -> None:
+    import triton
+    import triton.language as tl
+
+    import ws_solver.triton as wst
+
+    @triton.jit
+    def kernel(x_ptr, n, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.arange(0, BLOCK), mask=tl.arange(0, BLOCK) < n)
+
+    configs = [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
+    plans_per_config = triton.autotune(configs, key=["n"])(wst.autotune(key=["n"])(kernel))
+    assert plans_per_config.base_fn is kernel.fn
+    product = wst.autotune(key=["n"])(triton.autotune(configs, key=["n"])(kernel))
+    assert product.launcher.jit is kernel and len(product.launcher.tuners) == 1
+    with pytest.raises(ValueError, match="num_stages deltas"):
+        wst.autotune(candidates=["none~s+1"])(triton.autotune(configs, key=["n"])(kernel))
+    wst.autotune(candidates=["none~s+1"])(kernel)  # fine right above the kernel
+    with pytest.raises(TypeError, match="not a @triton.jit kernel"):
+        wst.autotune()(lambda x: x)
+
+
+def test_enable_can_leave_in_memory_kernels_alone(tmp_path: Path) -> None:
+    import triton
+
+    import ws_solver.triton as wst
+
+    @triton.jit
+    def kernel(x_ptr):
+        pass
+
+    kernel.device_caches[0] = ({"compiled": object()}, {}, None, None, None)
+    with wst.partitioner("none", cache_dir=tmp_path, reset_caches=False):
+        assert kernel.device_caches[0][0]
+    assert kernel.device_caches[0][0]  # not cleared on the way out either
+    with wst.partitioner("none", cache_dir=tmp_path):
+        assert not kernel.device_caches[0][0]

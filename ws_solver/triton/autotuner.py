@@ -90,7 +90,7 @@ def autotune(
     def decorator(fn: Any) -> Autotuner:
         return Autotuner(
             fn,
-            fn.arg_names,
+            getattr(fn, "arg_names", ()),  # not a kernel: the launcher says so
             key=key,
             candidates=candidates,
             default=default,
