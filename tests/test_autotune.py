@@ -502,3 +502,14 @@ def test_enable_can_leave_in_memory_kernels_alone(tmp_path: Path) -> None:
     assert kernel.device_caches[0][0]  # not cleared on the way out either
     with wst.partitioner("none", cache_dir=tmp_path):
         assert not kernel.device_caches[0][0]
+
+
+def test_a_foreign_file_in_the_disk_cache_is_a_miss() -> None:
+    tuner, _, _ = make(GOOD, {"heuristic": 1.0, "none": 2.0}, cache_results=True)
+    launch(tuner)
+    (path,) = autotuner.tunecache.cache_dir().glob("*.json")
+    path.write_text('{"winner": "no-such-strategy", "kernel": "k"}')
+    tuner, launcher, _ = make(GOOD, {"heuristic": 1.0, "none": 2.0}, cache_results=True)
+    launch(tuner)
+    assert not autotuner.last_tuning_report().cached and REFERENCE.name in launcher.launches
+    assert '"winner": "heuristic"' in path.read_text()  # tuned again and stored

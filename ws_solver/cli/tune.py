@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -36,6 +37,7 @@ from .common import (
     positive_float,
     positive_int,
     report,
+    solve_options,
 )
 from .demo import write_folder
 
@@ -183,12 +185,7 @@ def tuner_for(module: ModuleType, args: argparse.Namespace) -> Any:
         timer=timer_from(None, args.warmup, args.rep),
         rounds=args.rounds,
         cache_results=args.reuse_choices,
-        enable_options={
-            "time_limit": args.time_limit,
-            "workers": args.workers,
-            "seed": args.seed,
-            "cache": args.cache,
-        },
+        enable_options=dataclasses.asdict(solve_options(args)),
     )
 
 
@@ -243,7 +240,7 @@ def prewarm(jobs: list[tuple[str, str]], args: argparse.Namespace) -> dict[tuple
         if proc.returncode != 0:
             tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:]
             return {"wall_s": wall, "error": f"rc {proc.returncode}: {' '.join(tail)[:300]}"}
-        return {"wall_s": wall, **json.loads(proc.stdout.strip().splitlines()[-1])}
+        return {"wall_s": wall, **_last_json(proc.stdout)}
 
     report(f"compiling the candidates of {len(jobs)} config(s) in {args.jobs} process(es)")
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -382,6 +379,16 @@ def _git_revision() -> str:
         return out.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
+
+
+def _last_json(text: str) -> dict:
+    """The helper's last stdout line, ``{"compile_s": ...}`` ({} if it printed none)."""
+    for line in reversed(text.splitlines()):
+        with contextlib.suppress(ValueError):
+            found = json.loads(line)
+            if isinstance(found, dict):
+                return found
+    return {}
 
 
 def _pythonpath() -> str:

@@ -213,11 +213,9 @@ class Autotuner(KernelInterface):
         if self.cache_results:
             names = [c.name for c in self.candidates]
             disk_key = tunecache.key_for(identity, key, names, REFERENCE.name, self.enable_options)
-            stored = tunecache.load(disk_key)
-            if stored is not None:
-                report = TuningReport.from_dict(stored)
-                report.cached = True
-                return self._chose(report, parse(report.winner))
+            found = _stored(disk_key)
+            if found is not None:
+                return self._chose(*found)
         report, winner = self._tune(name, key, call, identity.get("device", ""))
         if disk_key is not None and report.tuned:
             tunecache.store(disk_key, report.to_dict())
@@ -302,6 +300,21 @@ class Autotuner(KernelInterface):
 
     def _warn(self, message: str) -> None:
         warnings.warn(f"ws_solver.triton.autotune: {message}", WSTuningWarning, stacklevel=4)
+
+
+def _stored(disk_key: str) -> tuple[TuningReport, Candidate] | None:
+    """The choice stored under ``disk_key``; None for a miss or a file that does not read as
+    one (it is tuned again and overwritten)."""
+    stored = tunecache.load(disk_key)
+    if stored is None:
+        return None
+    try:
+        report = TuningReport.from_dict(stored)
+        winner = parse(report.winner)
+    except (TypeError, ValueError):
+        return None
+    report.cached = True
+    return report, winner
 
 
 def _printing() -> bool:

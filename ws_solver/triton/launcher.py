@@ -54,6 +54,7 @@ class TritonLauncher:
         self.fn = fn
         self.jit, self.tuners = layers(fn)
         self.enable_options = dict(enable_options or {})
+        self._constexprs = [p.name for p in self.jit.params if p.is_constexpr]
         self._caches: dict[str, tuple[Any, list[dict]]] = {}
 
     # what the kernel is ---------------------------------------------------------------------
@@ -75,7 +76,7 @@ class TritonLauncher:
         }
 
     def constexprs(self) -> list[str]:
-        return [p.name for p in self.jit.params if p.is_constexpr]
+        return self._constexprs
 
     def check_candidates(self, candidates: tuple[Candidate, ...]) -> None:
         """ValueError for candidates this stack of decorators cannot build."""

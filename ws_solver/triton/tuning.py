@@ -65,6 +65,21 @@ class Launcher(Protocol):
 
     def synchronize(self) -> None: ...
 
+    # what the autotuner asks besides (the kernel, the machine)
+    name: str
+
+    def unavailable(self) -> str | None:
+        """Why nothing can be tuned here (no GPU); None when it can."""
+
+    def identity(self) -> dict:
+        """The kernel's ``name`` and ``source`` hash, the ``device`` name, the ``triton``
+        version: what the on-disk choice is keyed by besides the call."""
+
+    def constexprs(self) -> list[str]: ...
+
+    def check_candidates(self, candidates: tuple[Candidate, ...]) -> None:
+        """ValueError for candidates this kernel cannot be built as."""
+
 
 Timer = Callable[[Callable[[], None]], float]  # runs a call repeatedly, returns ms per call
 
