@@ -104,9 +104,10 @@ def test_config_result_compares_the_winner_with_the_recheck() -> None:
     assert "within 1% of the fastest recheck in 0 of 1" in text
 
 
-def test_tune_config_runs_the_tuner_through_the_corpus_launch(monkeypatch) -> None:
-    """The CLI's wiring, with the fake launcher and timer of test_autotune standing in for
-    the GPU and a corpus module whose launch calls KERNEL[grid](...)."""
+def test_tune_runs_the_tuner_through_the_corpus_launch(monkeypatch, tmp_path: Path) -> None:
+    """The command's wiring, with the fake launcher and timer of test_autotune standing in
+    for the GPU and a corpus module whose launch calls KERNEL[grid](...)."""
+    import json
     import types
 
     from tests.test_autotune import ARGS, FakeLauncher, FakeTimer, T, double
@@ -122,25 +123,35 @@ def test_tune_config_runs_the_tuner_through_the_corpus_launch(monkeypatch) -> No
             candidates=args.candidates,
             launcher=launcher,
             timer=timer,
-            cache_results=False,
+            cache_results=args.reuse_choices,
         )
 
     module = types.SimpleNamespace(
         KERNEL=None,
-        CONFIGS={"c": {"BLOCK": 32, "num_warps": 4}},
+        CONFIGS={"c": {"BLOCK": 32, "num_warps": 4}, "other": {"BLOCK": 64}},
         make_inputs=lambda config, seed, size: {"x": T(range(size)), "out": T([0] * size)},
     )
     module.launch = lambda config, inputs: module.KERNEL[(1,)](
         inputs["x"], inputs["out"], len(inputs["x"].data), **config
     )
-    kernels = types.SimpleNamespace(load=lambda name: module, BENCH_INPUTS={"k": {"size": 4}})
+    kernels = types.SimpleNamespace(
+        KERNEL_MODULES=("k",), load=lambda name: module, BENCH_INPUTS={"k": {"size": 4}}
+    )
     cuda = types.SimpleNamespace(synchronize=lambda: None, empty_cache=lambda: None)
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
     monkeypatch.setattr(cli_tune, "tuner_for", make_tuner)
-    args = types.SimpleNamespace(candidates="heuristic,none", recheck_rounds=2)
-    row = cli_tune.tune_config(kernels, "k", "c", args, {"wall_s": 1.0})
+    monkeypatch.setattr(cli_tune, "unavailable", lambda: None)
+    monkeypatch.setattr(cli_tune, "corpus_kernels", lambda: kernels)
+    monkeypatch.setattr(cli_tune, "environment", lambda: {"device": "fake"})
+    out = tmp_path / "out"
+    argv = ["tune", "--out", str(out), "--jobs", "1", "--configs", "c", "--recheck-rounds", "2"]
+    assert main([*argv, "--candidates", "heuristic,none"]) == 0
+    document = json.loads((out / "tune.json").read_text())
+    (row,) = document["results"]  # --configs c: not "other"
     assert row["winner"] == "heuristic" and row["fastest"] == "heuristic"
     assert row["recheck_rounds_ms"] == {"heuristic": [1.0, 1.0], "none": [2.0, 2.0]}
     assert row["regret"] == 0.0 and row["vs_none"] == -0.5
     assert row["key"] == ["BLOCK=32", "num_warps=4", "x:float32", "out:float32", "n:int"]
+    assert document["summary"]["within_1pct"] == 1
+    assert "| k | c | 2 | `heuristic` | 1.0000 (±0.0%) |" in (out / "tune.md").read_text()
     assert module.KERNEL is None  # the stand-in is gone

@@ -122,18 +122,39 @@ def run(args: argparse.Namespace) -> int:
     if not jobs:
         raise CliError("no corpus config matches --kernels/--configs", EXIT_BAD_INPUT)
     out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+    env = environment()
     cold = prewarm(jobs, args) if args.jobs > 1 else {}
-    results = []
+    results: list[dict] = []
     for kernel, config in jobs:
         report(f"tuning {kernel} {config}")
         try:
             results.append(tune_config(kernels, kernel, config, args, cold.get((kernel, config))))
         except Exception as e:  # one config's failure is a row of the report
             results.append({"kernel": kernel, "config": config, "error": first_line(e)})
-    document = {
+        document = tune_document(args, env, candidates, results)
+        write_folder(  # after every config: a run cut short still leaves its rows
+            out,
+            {
+                "tune.json": render.to_json(document).encode(),
+                "tune.md": render.to_markdown(document).encode(),
+            },
+        )
+    print(render.summary_line(document["summary"]))
+    print(f"report folder: {out.resolve()}")
+    return EXIT_SOME_FAILED if any(r.get("error") for r in results) else EXIT_OK
+
+
+def tune_document(
+    args: argparse.Namespace, env: dict, candidates: tuple, results: list[dict]
+) -> dict:
+    return {
         "schema": "ws-solver.tune",
         "version": 1,
-        "environment": environment(),
+        "environment": env,
         "candidates": [c.name for c in candidates],
         "reference": REFERENCE.name,
         "rounds": args.rounds,
@@ -142,16 +163,6 @@ def run(args: argparse.Namespace) -> int:
         "results": results,
         "summary": summarize(results),
     }
-    write_folder(
-        out,
-        {
-            "tune.json": render.to_json(document).encode(),
-            "tune.md": render.to_markdown(document).encode(),
-        },
-    )
-    print(render.summary_line(document["summary"]))
-    print(f"report folder: {out.resolve()}")
-    return EXIT_SOME_FAILED if any(r.get("error") for r in results) else EXIT_OK
 
 
 # -- the corpus ---------------------------------------------------------------------------------
