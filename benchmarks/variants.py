@@ -8,10 +8,9 @@ The names are those of ``ws_solver.triton.candidates`` (``explore:2``, ``heurist
 
 from __future__ import annotations
 
+from ws_solver.strategy import EXPLORE, PIPELINE_STRATEGIES
 from ws_solver.triton.candidates import Candidate as Variant
 from ws_solver.triton.candidates import parse as parse_candidate
-
-from ws_solver.strategy import EXPLORE, PIPELINE_STRATEGIES
 
 PLANS = tuple(s.value for s in PIPELINE_STRATEGIES)  # explore:K aside
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import plancache
-from .dropin import _SOURCES_THAT_CHANGE_BINARIES
+from .session import _SOURCES_THAT_CHANGE_BINARIES
 
 FORMAT = 1
 
