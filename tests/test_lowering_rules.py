@@ -18,6 +18,7 @@ from test_encode import LOOPS, loop_id, solved
 from ws_solver import ir
 from ws_solver.encode import encode
 from ws_solver.encode.decode import fit
+from ws_solver.encode.solve import fixed_plan_objective
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graphs
@@ -290,3 +291,43 @@ def test_rule_data_is_plain_and_targeted() -> None:
         assert blackwell.nodes[t.region].op_name == "scf.if"
         assert all(blackwell.nodes[b].parent == t.region for b in t.body)
         assert all(blackwell.nodes[b].role == NodeRole.OP for b in t.body)
+
+
+# -- R12 (measured on the H200 plan sweep) -----------------------------------------------------
+R12_GEMM = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
+
+
+def _gemm_w4(target: str) -> tuple[LoopGraph, object]:
+    path = R12_GEMM / f"gemm_tma.t128x128x64_w4_s4.{target}.ttgir"
+    (graph,) = build_graphs(ir.parse(path.read_text()))
+    return graph, target_for(target.replace("sm", "sm_"))
+
+
+def test_r12_loop_results_and_their_producers_stay_in_partition_0() -> None:
+    graph, target = _gemm_w4("sm90")
+    rules = lowering_rules(graph, target)
+    carried = {n.id for n in graph.nodes if n.role == NodeRole.ITER_ARG and n.parent is None}
+    wgmma = {n.id for n in graph.nodes if n.kind == NodeKind.MMA and n.role == NodeRole.OP}
+    assert wgmma <= rules.loop_results and rules.loop_results & carried
+    sm100_graph, sm100 = _gemm_w4("sm100")
+    assert lowering_rules(sm100_graph, sm100).loop_results == frozenset()  # TMEM accumulator
+
+
+def test_r12_rejects_the_wgmma_outside_partition_0() -> None:
+    # The plan that ran 4.5x slower on the H200: the whole loop in partition 1, partition 0
+    # idle with 24 registers (explore:1 of this config before R12).
+    graph, target = _gemm_w4("sm90")
+    decided = {n.id: (1,) for n in graph.nodes if is_assignable(graph, n.id)}
+    scalar = next(n.id for n in graph.nodes if n.kind == NodeKind.SCALAR and n.id in decided)
+    decided[scalar] = (0, 1)
+    plan = Plan(
+        loop=graph.name,
+        target=target.name,
+        assignment=complete_assignment(graph, decided),
+        partitions=(Partition(0, 4, 24, 0), Partition(1, 4, 208, 0)),
+        channels=(),
+    )
+    problems = check_plan(plan, graph, target)
+    assert any("R12" in p for p in problems)
+    # The exact model has the same rule: the plan's variable values are not a solution.
+    assert fixed_plan_objective(encode(graph, target), plan) is None

@@ -235,9 +235,16 @@ def respect_lowering(enc: Encoding) -> None:
 
 
 def _default_only(enc: Encoding) -> None:
-    """R1: these nodes run in partition 0."""
-    for n in sorted(enc.table.lowering.default_only):
+    """R1: these nodes run in partition 0; R12: these run in partition 0 only."""
+    rules = enc.table.lowering
+    for n in sorted(rules.default_only):
         enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
+    for n in sorted(rules.loop_results - rules.default_only):
+        if (n, 0) not in enc.x:
+            continue  # decided by what it follows (region ops, terminators)
+        enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
+        for p in range(1, enc.partitions):
+            enc.add("lowering", enc.model.add(enc.x[n, p] == 0))
 
 
 def _wgmmas_together(enc: Encoding) -> None:

@@ -19,6 +19,8 @@ and `lowering_violations` (behind `check_plan`) share:
 - R9 (sm_90), widened by measurement: register tensors do not cross partitions.
 - R8: a memdesc view's result is not consumed in a partition that does not run the view.
 - R11: a tensor of pointers is not consumed in a partition that does not produce it.
+- R12 (sm_90), measured: a register tensor the warp-specialized loop carries (it leaves the
+  loop as a result) and the ops that produce it run in partition 0.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class LoweringRules:
     """The rules for one loop on one target, as node ids (empty: nothing to respect)."""
 
     default_only: frozenset[int] = frozenset()  # R1: nodes that run in partition 0 only
+    loop_results: frozenset[int] = frozenset()  # R12: likewise, for the loop's results
     same_partition: tuple[int, ...] = ()  # R2 (narrowed): these nodes share one partition
     together: tuple[Together, ...] = ()  # R3, R6, R8, R9, R11
     crossings: tuple[Crossing, ...] = ()  # R5
@@ -111,6 +114,7 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
     tmem = target.has_tmem
     return LoweringRules(
         default_only=default_only(graph, target),
+        loop_results=loop_results(graph, target),
         same_partition=wgmmas(graph) if target.mma_accumulator_in_registers else (),
         together=(
             *pointer_load_edges(graph),
@@ -137,6 +141,29 @@ def default_only(graph: LoopGraph, target: Target) -> frozenset[int]:
         if n.kind == NodeKind.MMA
         and any(not b.inside_loop and b.memory == "shared" for b in n.buffers)
     )
+
+
+# -- R12 ---------------------------------------------------------------------------------------
+def loop_results(graph: LoopGraph, target: Target) -> frozenset[int]:
+    """Register tensors carried by the warp-specialized loop itself, and their producers
+    (the sources of the back edges into them). They leave the loop as results, which the
+    default region's code after the loop uses: on the H200 a GEMM whose wgmma and
+    accumulator ran in partition 1, with a 24-register default region, ran 4.5x slower than
+    unspecialized (plan sweep 2026-12-01, gemm_tma and gemm_fp8 with 4 warps), while the cost
+    model saw the same II (R12)."""
+    if not target.mma_accumulator_in_registers:
+        return frozenset()
+    found: set[int] = set()
+    for node in graph.nodes:
+        if node.role != NodeRole.ITER_ARG or node.parent is not None:
+            continue
+        if node.value_kind != "tensor":
+            continue
+        found.add(node.id)
+        found |= {
+            e.src for e in graph.in_edges(node.id) if e.distance == 1 and e.carried_by is None
+        }
+    return frozenset(found)
 
 
 def wgmmas(graph: LoopGraph) -> tuple[int, ...]:
@@ -366,6 +393,12 @@ def lowering_violations(graph: LoopGraph, plan, rules: LoweringRules | Target) -
             out.append(
                 f"{label(n)} reads shared memory allocated before the loop and must run in "
                 "partition 0: Triton 3.6 lowering rule R1"
+            )
+    for n in sorted(rules.loop_results - rules.default_only):
+        if parts[n] != {0}:
+            out.append(
+                f"{label(n)} carries or produces a register tensor that leaves the loop and "
+                "must run in partition 0: lowering rule R12 (measured)"
             )
     homes = {tuple(sorted(parts[n])) for n in rules.same_partition}
     if len(homes) > 1:
