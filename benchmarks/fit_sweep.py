@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.stats import spearman
-from benchmarks.sweep_plans import NOISE, is_plan_only, tie
+from benchmarks.sweep_plans import NOISE, is_plan_only, spread, tie
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,13 +38,47 @@ def modeled_ii(record: dict) -> int | None:
     return sum(iis) if iis and all(isinstance(i, int) for i in iis) else None
 
 
-def plan_binaries(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    """(kernel, config) -> its plan-only binaries with a modeled II."""
+def plan_binaries(
+    records: list[dict], allowed=lambda record: True
+) -> dict[tuple[str, str], list[dict]]:
+    """(kernel, config) -> its plan-only binaries with a modeled II that `allowed` keeps."""
     out: dict[tuple[str, str], list[dict]] = {}
     for r in records:
-        if any(is_plan_only(v) and v != "triton" for v in r["variants"]) and modeled_ii(r):
+        plan_only = any(is_plan_only(v) and v != "triton" for v in r["variants"])
+        if plan_only and modeled_ii(r) and allowed(r):
             out.setdefault((r["kernel"], r["config"]), []).append(r)
     return out
+
+
+def lowering_today(corpus: Path):
+    """A filter keeping the records whose plans today's lowering rules still allow (plans
+    of the corpus TTGIR, read from `corpus`): the model's error on plans it can still pick.
+    Records whose loops carry no assignment (Triton's own plans) are kept."""
+    from ws_solver import ir
+    from ws_solver.model.dfg import build_graphs
+    from ws_solver.model.lowering import lowering_rules, lowering_violations
+    from ws_solver.model.plan import Partition, Plan
+    from ws_solver.model.target import target_for
+
+    graphs: dict[tuple[str, str], list] = {}
+    target = target_for("sm_90")
+
+    def allowed(record: dict) -> bool:
+        key = (record["kernel"], record["config"])
+        if key not in graphs:
+            text = (corpus / f"{key[0]}.{key[1]}.sm90.ttgir").read_text()
+            graphs[key] = build_graphs(ir.parse(text))
+        for graph, loop in zip(graphs[key], record["loops"], strict=False):
+            if not loop.get("assignment"):
+                continue
+            parts = tuple(Partition(i, 4, 24, 0) for i in range(loop["partitions"] or 1))
+            assignment = tuple(tuple(a) for a in loop["assignment"])
+            plan = Plan(graph.name, target.name, assignment, parts, ())
+            if lowering_violations(graph, plan, lowering_rules(graph, target)):
+                return False
+        return True
+
+    return allowed
 
 
 def pair_errors(group: list[dict]) -> list[dict]:
@@ -91,8 +125,8 @@ def rule_outcome(group: list[dict], margin: float) -> dict:
     }
 
 
-def report(records: list[dict]) -> dict:
-    groups = plan_binaries(records)
+def report(records: list[dict], allowed=lambda record: True) -> dict:
+    groups = plan_binaries(records, allowed)
     per_config = []
     for (kernel, config), group in sorted(groups.items()):
         iis = [modeled_ii(r) for r in group]
@@ -138,6 +172,55 @@ def report(records: list[dict]) -> dict:
     }
 
 
+def remeasured(records: list[dict], tune_runs: list[dict]) -> list[dict]:
+    """The records whose cubins a later run (`ws-solver tune`'s JSON) timed again, with that
+    run's recheck median and spread: the same binaries, so the same modeled II, measured
+    anew (an out-of-sample check of what was fitted on the sweep)."""
+    times: dict[tuple[str, str, str], list[float]] = {}
+    for run in tune_runs:
+        for result in run["results"]:
+            rounds = result.get("recheck_rounds_ms") or {}
+            for cand in result["candidates"]:
+                name = cand["name"] if cand.get("same_as") is None else cand["same_as"]
+                if cand.get("binary") and rounds.get(name):
+                    key = (result["kernel"], result["config"], cand["binary"])
+                    times.setdefault(key, rounds[name])
+    out = []
+    for r in records:
+        found = times.get((r["kernel"], r["config"], r["binary"]))
+        if found:
+            out.append(r | {"ms": statistics.median(found), "spread": spread(found)})
+    return out
+
+
+def out_of_sample(records: list[dict], margin: float, allowed) -> dict:
+    """The model's pair errors on re-measured binaries, against the margin fitted before."""
+    groups = plan_binaries(records, allowed)
+    pairs = [p for group in groups.values() for p in pair_errors(group)]
+    decided = [p for p in pairs if p["beyond_noise"] and p["agree"] is not None]
+    return {
+        "binaries": sum(len(g) for g in groups.values()),
+        "pairs": len(pairs),
+        "error_median": statistics.median(p["error"] for p in pairs) if pairs else None,
+        "error_p90": quantile([p["error"] for p in pairs], QUANTILE),
+        "share_within_margin": (
+            sum(p["error"] <= margin for p in pairs) / len(pairs) if pairs else None
+        ),
+        "pairs_beyond_noise_with_ii_difference": len(decided),
+        "pairs_ordered_right": len([p for p in decided if p["agree"]]),
+        "margin": margin,
+        "spearman": {
+            f"{kernel}.{config}": {
+                "n": len(group),
+                "distinct_ii": len({modeled_ii(r) for r in group}),
+                "rho": spearman([modeled_ii(r) for r in group], [r["ms"] for r in group]),
+            }
+            for (kernel, config), group in sorted(groups.items())
+            if len(group) >= 3
+        },
+    }
+
+
 def text(r: dict) -> str:
     lines = [
         f"plan-only distinct binaries: {r['binaries']} in {r['configs']} configs",
@@ -169,6 +252,23 @@ def text(r: dict) -> str:
             f"{h['modeled_gain']:+.4f} -> {h['chose']:<9} {100 * h['slowdown']:+.1f}% of best"
             f" ({'within noise' if h['within_noise'] else 'SLOWER beyond noise'})"
         )
+    check = r.get("out_of_sample")
+    if check:
+        lines += [
+            "",
+            f"out of sample (the same cubins timed again by a later run): {check['binaries']} "
+            f"binaries, {check['pairs']} pairs; error median {check['error_median']:.3f}, "
+            f"p90 {check['error_p90']:.3f}; {100 * check['share_within_margin']:.0f}% of pairs "
+            f"within the margin {check['margin']:.3f}; beyond noise with different II: "
+            f"{check['pairs_beyond_noise_with_ii_difference']}, ordered right: "
+            f"{check['pairs_ordered_right']}",
+            "  Spearman per config there: "
+            + "; ".join(
+                f"{name} {'-' if v['rho'] is None else format(v['rho'], '+.2f')} "
+                f"(n={v['n']}, {v['distinct_ii']} II)"
+                for name, v in check["spearman"].items()
+            ),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -176,8 +276,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path, help="dataset.json of sweep_plans.py analyze")
     parser.add_argument("--out", type=Path, default=None, help="folder for fit.json, fit.txt")
+    parser.add_argument(
+        "--rules-today",
+        type=Path,
+        metavar="CORPUS",
+        help="leave out plans that today's lowering rules forbid (corpus/ttgir for the graphs)",
+    )
+    parser.add_argument(
+        "--check",
+        type=Path,
+        nargs="*",
+        default=[],
+        metavar="TUNE.json",
+        help="tune.json of later runs: the same cubins timed again, to judge the fit",
+    )
     args = parser.parse_args(argv)
-    result = report(json.loads(args.dataset.read_text())["records"])
+    allowed = lowering_today(args.rules_today) if args.rules_today else (lambda record: True)
+    records = json.loads(args.dataset.read_text())["records"]
+    result = report(records, allowed)
+    if args.check:
+        runs = [json.loads(path.read_text()) for path in args.check]
+        again = remeasured(records, runs)
+        result["out_of_sample"] = out_of_sample(again, result["margin_all_families"], allowed)
     out = args.out or args.dataset.parent
     (out / "fit.json").write_text(json.dumps(result, indent=1, sort_keys=True))
     (out / "fit.txt").write_text(text(result))

@@ -124,10 +124,11 @@ def test_annotate_rank_writes_each_loop() -> None:
 
 def test_departure_rule() -> None:
     assert departure(None, 100).depart  # no valid heuristic plan: take the optimum
-    kept = departure(1000, 900)
+    kept = departure(1000, 960)
     assert not kept.depart and kept.decision == "heuristic kept"
-    assert abs(kept.modeled_gain - 0.1) < 1e-9 and kept.margin == DEPARTURE_MARGIN
-    assert departure(1000, 800).depart and "20.0% > margin" in departure(1000, 800).reason()
+    assert abs(kept.modeled_gain - 0.04) < 1e-9 and kept.margin == DEPARTURE_MARGIN
+    assert departure(1000, 900).depart and "10.0% > margin" in departure(1000, 900).reason()
+    assert not departure(1000, 950).depart
     assert not departure(1000, 1000, margin=0.0).depart  # a tie is no gain
     assert departure(1000, 999, margin=0.0).depart
 
@@ -135,9 +136,10 @@ def test_departure_rule() -> None:
 @pytest.mark.parametrize(
     "name, decision",
     [
-        # modeled gain 7.1%: not more than the model's measured error, so the heuristic's plan
-        ("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir", "heuristic kept"),
-        # modeled gain 17.0%: beyond it, so the optimum
+        # modeled gain 4.6%: not more than the model's measured error, so the heuristic's plan
+        ("attention_bwd.d128_n128m64_w8_s2.sm100.ttgir", "heuristic kept"),
+        # modeled gains 7.1% and 17.0%: beyond it, so the optimum
+        ("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir", "optimum"),
         ("gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir", "optimum"),
     ],
 )
