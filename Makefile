@@ -11,7 +11,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install -e '.[triton,test]'
+	$(VENV)/bin/python -m pip install -e '.[triton,test,ray]'
 	touch $(STAMP)
 
 demo: venv

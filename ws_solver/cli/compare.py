@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
+from ..backends import Backend, TaskResult
 from ..comparison import compare_document, compare_loop, failure_record
 from ..model import LoopGraph, build_graph, target_for
 from ..report import compare as cmp
 from ..strategy import Strategy
+from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
@@ -29,7 +29,6 @@ from .common import (
     loop_place,
     module_target,
     plan_failure,
-    positive_int,
     read_module,
     report,
     require_ws_loops,
@@ -48,16 +47,20 @@ summary gives the loops where optimal is strictly better and by how much, the sh
 optimal, and wall-time percentiles.
 
 Without --report or --json the table and summary go to stdout. Progress goes to stderr: a
-progress bar on a terminal, one line per loop otherwise. Loops run in parallel with --jobs
-(processes; each solve uses --workers CP-SAT workers): the results are the same for any
---jobs, since the time limit is in deterministic seconds and the seed is fixed; only the
-"timing" section of the JSON differs. A file that fails is reported and the others still
-run. The JSON schema is in the README ("compare --json")."""
+progress bar on a terminal, one line per loop otherwise. Loops run in parallel with --jobs,
+in local processes or as Ray tasks (--backend; each solve uses --workers CP-SAT workers):
+the results are the same for any --jobs and either backend, since the time limit is in
+deterministic seconds and the seed is fixed; only the "timing" section of the JSON differs.
+A file or loop that fails is reported and the others still run; no output file is written
+before the end. The JSON schema is in the README ("compare --json")."""
 
 EPILOG = f"""\
 examples:
   ws-solver compare corpus/ttgir --jobs 2 --time-limit 2 --report compare.html
   ws-solver compare corpus/ttgir/gemm_persistent* --json compare.json --report compare.md
+  ws-solver compare corpus/ttgir --backend ray --ray-address HEAD:6379 --json compare.json
+
+{BACKEND_HELP}
 
 {
     exit_status_epilog(
@@ -78,13 +81,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         EPILOG,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
-    parser.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=1,
-        metavar="N",
-        help="loops solved in parallel, in N processes (default: 1)",
-    )
+    add_backend_arguments(parser, "loops")
     add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
     parser.add_argument(
         "--report",
@@ -166,8 +163,20 @@ class CompareResult:
 
 
 def run_compare(paths, args, progress: bool = True, target: str | None = None) -> CompareResult:
-    """Collect the loops under `paths`, compare each (in `args.jobs` processes), and return
-    the document and the exit status. `args` carries jobs, time_limit, workers, seed, cache."""
+    """Collect the loops under `paths`, compare each on the backend `args` asks for (local
+    processes by default, see `backend_from_args`), and return the document and the exit
+    status. `args` carries jobs, time_limit, workers, seed, cache (and backend, ray_address,
+    retries)."""
+    import ws_solver
+
+    with backend_from_args(args, ship=(ws_solver,)) as backend:
+        return compare_on(backend, paths, args, progress, target)
+
+
+def compare_on(
+    backend: Backend, paths, args, progress: bool = True, target: str | None = None
+) -> CompareResult:
+    """`run_compare` on a backend already open."""
     start = time.perf_counter()
     options = solve_options(args)
     files, failures = collect_files(paths)
@@ -197,7 +206,9 @@ def run_compare(paths, args, progress: bool = True, target: str | None = None) -
             tasks.append(Task(str(path), graph, tgt.name, options))
     records, timings = [], []
     with Progress(len(tasks), enabled=progress) as bar:
-        for outcome in execute(tasks, args.jobs):
+
+        def collect(result: TaskResult) -> None:
+            outcome = task_outcome(tasks[result.index], result)
             if outcome["failure"] is not None:
                 failures.append(outcome["failure"])
                 report(outcome["failure"]["message"])
@@ -205,6 +216,14 @@ def run_compare(paths, args, progress: bool = True, target: str | None = None) -
                 records.append(outcome["record"])
                 timings.append(outcome["timing"])
             bar.advance(outcome)
+
+        backend.map(
+            solve_task,
+            tasks,
+            progress=collect,
+            retries=getattr(args, "retries", 2),
+            cpus=options.workers,
+        )
     settings = {
         "time_limit": options.time_limit,
         "workers": options.workers,
@@ -217,9 +236,10 @@ def run_compare(paths, args, progress: bool = True, target: str | None = None) -
         failures,
         timings,
         files=len(files),
-        jobs=args.jobs,
+        jobs=args.jobs or backend.stats.slots,
         total_wall_s=time.perf_counter() - start,
     )
+    document["timing"]["backend"] = backend.stats.to_dict()
     return CompareResult(document, exit_status(records, failures))
 
 
@@ -255,21 +275,15 @@ def collect_files(paths) -> tuple[list[Path], list[dict]]:
     return list(found), failures
 
 
-def execute(tasks: list[Task], jobs: int):
-    """Outcomes of the tasks, in completion order (callers sort)."""
-    if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield solve_task(task)
-        return
-    # "spawn": fresh interpreters, no state shared with this process (threads, OR-Tools).
-    context = get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
-    try:
-        futures = [pool.submit(solve_task, task) for task in tasks]
-        for future in as_completed(futures):
-            yield future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def task_outcome(task: Task, result: TaskResult) -> dict:
+    """What a backend brought back for `task`: its outcome, or, when every attempt failed
+    (the worker died, or the task raised), a failure record with the last reason."""
+    if result.ok:
+        return result.value
+    message = (
+        f"{task.file}: loop {task.loop}: failed after {result.attempts} attempt(s): {result.error}"
+    )
+    return _failed(task, None, None, message, "internal", EXIT_INTERNAL)
 
 
 def solve_task(task: Task) -> dict:

@@ -101,6 +101,10 @@ def summary_lines(document: dict) -> list[str]:
         f"(deterministic), {st['workers']} solver worker(s), seed {st['seed']}; "
         f"{t['jobs']} job(s), {t['total_wall_s']:.1f} s in all",
     ]
+    if t.get("backend", {}).get("backend", "local") != "local":
+        from ..backends import stats_line
+
+        lines.append(stats_line(t["backend"]))
     if n:
         lines.append(
             f"optimal strictly better (lower modeled II) in {ob['loops']} of {n} loops "

@@ -1,0 +1,78 @@
+"""The local backend: `jobs` spawned worker processes on this machine, or this process."""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import Any
+
+from .base import Backend, one_line, run_one
+
+
+class LocalBackend(Backend):
+    """A process pool of `jobs` workers; `jobs` 1 runs each task in this process.
+
+    A worker that dies breaks the whole pool: the tasks running beside it fail with it and
+    are retried (each counts an attempt) in a fresh pool."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1) -> None:
+        super().__init__()
+        self.jobs = max(1, jobs)
+        self.pool: ProcessPoolExecutor | None = None
+        self.owner: dict[Future, ProcessPoolExecutor] = {}  # which pool runs each task
+        self.inline: dict[int, tuple[bool, Any]] = {}
+        self.tokens = itertools.count()
+
+    def slots(self, cpus: float, gpus: float) -> int:
+        return 1 if gpus else self.jobs
+
+    def submit(self, fn, item, cpus: float, gpus: float):
+        if self.jobs == 1:
+            token = next(self.tokens)
+            try:
+                self.inline[token] = (True, run_one(fn, item))
+            except Exception as e:
+                self.inline[token] = (False, one_line(e))
+            return token
+        if self.pool is None:
+            # "spawn": fresh interpreters, no state shared with this process (threads, OR-Tools).
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
+        future = self.pool.submit(run_one, fn, item)
+        self.owner[future] = self.pool
+        return future
+
+    def wait(self, handles: list) -> list[tuple[Any, bool, Any]]:
+        if self.jobs == 1:
+            return [(h, *self.inline.pop(h)) for h in handles]
+        done, _ = wait_futures(handles, return_when=FIRST_COMPLETED)
+        out = []
+        for future in done:
+            out.append((future, *self._outcome(future)))
+        return out
+
+    def _outcome(self, future: Future) -> tuple[bool, Any]:
+        pool = self.owner.pop(future, None)
+        try:
+            return True, future.result()
+        except BrokenProcessPool as e:
+            if pool is not None and pool is self.pool:  # the next submit starts a fresh one
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.pool = None
+            return False, f"worker died ({one_line(e)})"
+        except Exception as e:
+            return False, one_line(e)
+
+    def cancel(self, handles: list) -> None:
+        for handle in handles:
+            if isinstance(handle, Future):
+                handle.cancel()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
