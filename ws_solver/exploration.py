@@ -38,6 +38,10 @@ SCHEMA = "ws-solver.explore"
 VERSION = 1
 
 
+class LoopFailed(RuntimeError):
+    """A loop whose exploration failed on every attempt a backend made (worker died, raised)."""
+
+
 @dataclass
 class LoopPlans:
     """One loop's enumerated plans and where the heuristic's plan sits among them."""
@@ -80,6 +84,26 @@ class LoopPlans:
 
 def _target_of(loop: LoopPlans) -> Target:
     return target_for(loop.target)
+
+
+@dataclass(frozen=True)
+class LoopTask:
+    """One loop to explore, as sent to a worker (a Target does not pickle: its name does)."""
+
+    graph: LoopGraph
+    target: str
+    k: int
+    options: SolveOptions
+
+
+def explore_loop(task: LoopTask) -> tuple[Plan, str, list]:
+    """The heuristic's plan of one loop, its reason, and the loop's ranked plans."""
+    from .heuristic import decide
+
+    target = target_for(task.target)
+    heuristic, reason = decide(task.graph, target)
+    plans = loop_alternatives(task.graph, target, task.k, heuristic, task.options)
+    return heuristic, reason, plans
 
 
 def plan_record(alt: Any, graph: LoopGraph) -> dict:
@@ -139,26 +163,38 @@ def explore_module(
     k: int,
     target: str | None = None,
     options: SolveOptions | None = None,
+    backend: Any = None,
+    retries: int = 2,
 ) -> list[LoopPlans]:
-    """Up to `k` plans for every warp-specialized loop of `module` (left unchanged)."""
-    from .heuristic import decide
-
+    """Up to `k` plans for every warp-specialized loop of `module` (left unchanged), the
+    loops explored in this process or, given a `ws_solver.backends.Backend`, as its tasks
+    (the same plans either way); LoopFailed names a loop that failed every attempt."""
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
     options = options or SolveOptions()
     tgt = resolve_target(module, target)
+    loops = ws_loops(module)
+    tasks = [LoopTask(build_graph(module, loop), tgt.name, k, options) for loop in loops]
+    if backend is None:
+        found = [explore_loop(task) for task in tasks]
+    else:
+        results = backend.map(explore_loop, tasks, retries=retries, cpus=options.workers)
+        for loop, result in zip(loops, results, strict=True):
+            if not result.ok:
+                raise LoopFailed(
+                    f"{loop.kernel} loop {loop.index} (line {loop.op.line}): failed after "
+                    f"{result.attempts} attempt(s): {result.error}"
+                )
+        found = [result.value for result in results]
     out = []
-    for loop in ws_loops(module):
-        graph = build_graph(module, loop)
-        heuristic, reason = decide(graph, tgt)
-        plans = loop_alternatives(graph, tgt, k, heuristic, options)
+    for loop, task, (heuristic, reason, plans) in zip(loops, tasks, found, strict=True):
+        graph = task.graph
         ops = sum(1 for n in graph.nodes if n.role == NodeRole.OP)
-        out.append(
-            LoopPlans(
-                loop.kernel, loop.index, loop.op.line, tgt.name, ops, graph, heuristic, reason
-            )
+        record = LoopPlans(
+            loop.kernel, loop.index, loop.op.line, tgt.name, ops, graph, heuristic, reason
         )
-        out[-1].plans = plans
+        record.plans = plans
+        out.append(record)
     return out
 
 
@@ -201,13 +237,15 @@ def explore(
     time_limit: float = 2.0,
     workers: int = 1,
     seed: int = 0,
+    backend: Any = None,
 ) -> dict:
     """The best `k` plans of every warp-specialized loop of a TTGIR file or text, as the
-    `ws-solver explore --json` document (deterministic for a given seed)."""
+    `ws-solver explore --json` document (deterministic for a given seed); `backend`: a
+    `ws_solver.backends.Backend` to run the loops on (default: this process)."""
     is_path = isinstance(source, os.PathLike) or "\n" not in source
     if is_path and not Path(source).is_file():
         raise FileNotFoundError(f"{source}: no such file (give a TTGIR file or its text)")
     text = Path(source).read_text() if is_path else str(source)
     options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=False)
-    loops = explore_module(ir.parse(text), k, target, options)
+    loops = explore_module(ir.parse(text), k, target, options, backend)
     return document(os.fspath(source) if is_path else "<text>", k, options, loops)

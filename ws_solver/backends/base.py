@@ -4,7 +4,6 @@ tasks in flight, bounded retries, results in the items' order, a progress callba
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import socket
 import time
@@ -138,7 +137,7 @@ class Backend:
         `fn` must be importable by name (a module-level function) and items picklable."""
         items = list(items)
         results: list[TaskResult | None] = [None] * len(items)
-        attempts = [0] * len(items)
+        tries = [0] * len(items)
         queue = deque(range(len(items)))
         running: dict[Any, int] = {}
         width = max(1, self.slots(cpus, gpus))
@@ -148,20 +147,19 @@ class Backend:
             while queue or running:
                 while queue and len(running) < width:
                     index = queue.popleft()
-                    attempts[index] += 1
+                    tries[index] += 1
                     running[self.submit(fn, items[index], cpus, gpus)] = index
                 for handle, ok, payload in self.wait(list(running)):
                     index = running.pop(handle)
                     if ok:
                         value, worker, seconds = payload
-                        result = TaskResult(index, True, value, "", attempts[index], worker)
-                        result = dataclasses.replace(result, seconds=seconds)
-                    elif attempts[index] <= retries:
+                        result = TaskResult(index, True, value, "", tries[index], worker, seconds)
+                    elif tries[index] <= retries:
                         self.stats.retries += 1
                         queue.appendleft(index)
                         continue
                     else:
-                        result = TaskResult(index, False, None, payload, attempts[index])
+                        result = TaskResult(index, False, None, payload, tries[index])
                     results[index] = result
                     self.stats.record(result)
                     if progress is not None:

@@ -6,7 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..exploration import annotate_rank, document, explore_module
+from ..exploration import LoopFailed, annotate_rank, document, explore_module
+from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -49,6 +50,10 @@ examples:
   ws-solver explore corpus/ttgir/gemm_tma.t128x256x64_w8_s3.sm90.ttgir --k 4
   ws-solver explore corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm100.ttgir \\
       --k 6 --json plans.json --out-dir plans/
+  ws-solver explore corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir \\
+      --jobs 2 --backend ray
+
+{BACKEND_HELP}
 
 {exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
 
@@ -67,6 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_target_argument(parser)
     add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
+    add_backend_arguments(parser, "loops")
     parser.add_argument("--json", metavar="R.json", help="write the JSON report to R")
     parser.add_argument(
         "--out-dir", metavar="DIR", help="write IN annotated with each rank to DIR (must exist)"
@@ -82,10 +88,15 @@ def run(args: argparse.Namespace) -> int:
     text_module = read_module(path)
     require_ws_loops(path, text_module)
     options = solve_options(args)
+    import ws_solver
+
     try:
-        loops = explore_module(text_module, args.k, args.target, options)
+        with backend_from_args(args, ship=(ws_solver,)) as backend:
+            loops = explore_module(text_module, args.k, args.target, options, backend, args.retries)
     except ValueError as e:
         raise CliError(f"{path}: {e}", EXIT_BAD_INPUT) from e
+    except LoopFailed as e:
+        raise CliError(f"{path}: {e}", EXIT_INTERNAL) from e
     doc = document(str(path), args.k, options, loops)
     if args.json:
         write_output(json.dumps(doc, indent=1, sort_keys=True) + "\n", args.json)
