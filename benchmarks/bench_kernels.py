@@ -308,15 +308,30 @@ def _build_launcher(compiled: Any, cache_root: Path) -> None:
         compiled._init_handles()
 
 
+def compile_order(jobs: list[Job]) -> list[Job]:
+    """The slowest compiles (optimal's solves) first."""
+    return sorted(jobs, key=lambda j: (j.strategy != "optimal", j.kernel, j.config))
+
+
 def compile_many(
     jobs: list[Job], cache_root: Path, capability: int, parallel: int, build_launcher: bool
 ) -> dict[str, dict]:
     """Compile each job in its own subprocess (a crashing compile takes only itself down)."""
-    order = sorted(jobs, key=lambda j: (j.strategy != "optimal", j.kernel, j.config))
-    workdir = Path(tempfile.mkdtemp(prefix="ws_bench_compile_"))
 
     def one(job: Job) -> dict:
-        out = workdir / f"{job.name}.json"
+        return compile_in_subprocess(job, cache_root, capability, build_launcher)
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        infos = list(pool.map(one, compile_order(jobs)))
+    return {i["job"]: i for i in infos}
+
+
+def compile_in_subprocess(
+    job: Job, cache_root: Path, capability: int, build_launcher: bool
+) -> dict:
+    """`--compile-one` of this module in a child process: the job's compile record."""
+    with tempfile.TemporaryDirectory(prefix="ws_bench_compile_") as workdir:
+        out = Path(workdir) / f"{job.name}.json"
         cmd = [sys.executable, "-m", "benchmarks.bench_kernels", "--compile-one", job.kernel]
         cmd += [job.config, job.strategy, "--cache-root", str(cache_root)]
         cmd += ["--capability", str(capability), "--json-out", str(out)]
@@ -337,10 +352,6 @@ def compile_many(
             "error": f"compile process died (rc {proc.returncode}): {' | '.join(tail)[:400]}",
             "compile_s": round(time.perf_counter() - start, 2),
         }
-
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        infos = list(pool.map(one, order))
-    return {i["job"]: i for i in infos}
 
 
 def _compile_one_main(args: argparse.Namespace) -> int:
@@ -754,7 +765,7 @@ def is_our_failure(row: dict) -> bool:
     return row["strategy"] in OURS and status_of(row) not in ("ok", "compiled")
 
 
-def environment(args: argparse.Namespace) -> dict:
+def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
     env: dict = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "git_revision": os.environ.get("WS_GIT_REV") or _git_rev(),
@@ -777,7 +788,7 @@ def environment(args: argparse.Namespace) -> dict:
         env["triton"] = triton.__version__
     except Exception:
         pass
-    if not args.dry_run:
+    if not args.dry_run and gpu_here:
         import torch
 
         env["torch"] = torch.__version__
@@ -1107,10 +1118,57 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip", action="append", default=[], help="JOB=reason: do not launch this variant"
     )
+    add_backend_arguments(parser)
     args = parser.parse_args(argv)
     add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
     if args.compile_one:
         return _compile_one_main(args)
+    command = "python -m benchmarks.bench_kernels " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    if args.backend == "local" and not args.ray_address:
+        return run(args, None, command)
+    from ws_solver.backends import BackendError
+
+    try:
+        with open_distributed(args) as backend:
+            return run(args, backend, command)
+    except BackendError as e:
+        print(f"{Path(sys.argv[0]).name}: {e}", file=sys.stderr)
+        return 2
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: compiles in --parallel subprocesses, then verification and timing here "
+        "(default); ray: compiles as CPU tasks, each config verified and timed as a task "
+        "with one GPU (benchmarks/sweep_backend.py). Ray needs: pip install 'ws-solver[ray]'",
+    )
+    parser.add_argument(
+        "--ray-address", default=None, help="the Ray cluster (default: $RAY_ADDRESS or local)"
+    )
+    parser.add_argument("--retries", type=int, default=2, help="retries of a failed task")
+
+
+def open_distributed(args: argparse.Namespace):
+    """The Ray backend, with this repository's code shipped to the workers."""
+    import benchmarks
+    import corpus
+    import ws_solver
+    from ws_solver.backends import open_backend
+
+    if args.ray_address and args.backend != "ray":
+        from ws_solver.backends import BackendError
+
+        raise BackendError("--ray-address needs --backend ray")
+    return open_backend("ray", None, args.ray_address, (ws_solver, benchmarks, corpus))
+
+
+def run(args: argparse.Namespace, backend: Any, command: str) -> int:
+    """Compile, then (not --dry-run) verify and time: here, or on `backend`'s workers."""
 
     kernels = [k for k in args.kernels.split(",") if k]
     strategies = [s for s in args.strategies.split(",") if s]
@@ -1118,8 +1176,14 @@ def main(argv: list[str] | None = None) -> int:
     cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
-    infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
+    if backend is None:
+        print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
+        infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
+    else:
+        from benchmarks import sweep_backend
+
+        print(f"compiling {len(jobs)} variants as {backend.name} tasks into {cache_root}")
+        infos = sweep_backend.compile_all(backend, jobs, cache_root, args)
     print(f"compiled in {time.perf_counter() - start:.0f} s", flush=True)
     results = [
         {
@@ -1132,15 +1196,20 @@ def main(argv: list[str] | None = None) -> int:
         }
         for j in jobs
     ]
-    env = environment(args)
+    env = environment(args, gpu_here=backend is None)
     save = _saver(args.out, env, results)
     save()
     if not args.dry_run:
-        _watchdog(save)
         skip = {name: why for name, _, why in (x.partition("=") for x in args.skip) if name}
         for row in results:
             if row["job"] in skip:
                 row["verify"] = {"passed": False, "why": f"not run: {skip[row['job']]}"}
+    if not args.dry_run and backend is not None:
+        from benchmarks import sweep_backend
+
+        env["gpus"] = sweep_backend.verify_and_time(backend, results, skip, cache_root, args, save)
+    elif not args.dry_run:
+        _watchdog(save)
         # Triton's own built-in path can hang (a deadlocked kernel ends the process): run it
         # after everything else has been verified and timed.
         late = [r for r in results if r["strategy"] == "builtin" and r["job"] not in skip]
@@ -1166,10 +1235,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(results)} variants, {len(failures)} failures of ws_solver strategies")
     for name in failures:
         print(f"  FAILED {name}")
+    if backend is not None:
+        env["backend"] = backend.stats.to_dict()
+        save()
+        print(backend.stats.summary())
     what = args.what or f"bench_kernels: {len(jobs)} variants of {args.kernels or 'every kernel'}"
-    command = "python -m benchmarks.bench_kernels " + shlex.join(
-        sys.argv[1:] if argv is None else argv
-    )
     archive.write_manifest(args.out, what, command, env["git_revision"], env["date"][:10])
     print(f"total {time.perf_counter() - start:.0f} s; results in {args.out}")
     return 1 if failures else 0

@@ -2,6 +2,7 @@
 
     python -m benchmarks.sweep_plans run --out DIR [--ranks 6] [--kernels a,b] [--configs s]
     python -m benchmarks.sweep_plans run --dry-run ...     # CPU: compile everything for sm_90
+    python -m benchmarks.sweep_plans run --backend ray [--ray-address ADDR] ...  # a cluster
     python -m benchmarks.sweep_plans analyze DIR/results.json [...] --out DIR2
 
 ``run`` compiles, for every sm_90 corpus config, the variants of ``benchmarks/variants.py``
@@ -51,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--cache-root", str(args.cache_root)]
     if args.sustain:
         argv += ["--sustain", str(args.sustain), "--sustain-configs", args.sustain_configs]
-    bench_kernels.main(argv)  # non-zero when a variant fails: that is data here, not an error
-    return 0
+    argv += ["--backend", args.backend, "--retries", str(args.retries)]
+    if args.ray_address:
+        argv += ["--ray-address", args.ray_address]
+    status = bench_kernels.main(argv)
+    return 2 if status == 2 else 0  # 1: a variant failed, which is data here, not an error
 
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -357,6 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--sustain", type=float, default=0.0, metavar="SECONDS")
     r.add_argument("--sustain-configs", default="", metavar="SUBSTRING")
     r.add_argument("--dry-run", action="store_true")
+    r.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: compiles as CPU tasks and each config's timing as a task with one GPU, "
+        "over the cluster (needs pip install 'ws-solver[ray]')",
+    )
+    r.add_argument("--ray-address", default=None, metavar="ADDR")
+    r.add_argument("--retries", type=int, default=2, metavar="N")
     a = sub.add_parser("analyze", help="dataset and headroom table from run results")
     a.add_argument("results", type=Path, nargs="+", help="results.json of one or more runs")
     a.add_argument("--out", type=Path, required=True)
