@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from backend_helpers import CORPUS, SMALL, compare_args
+
+from ws_solver.backends import open_backend
+from ws_solver.cli.compare import compare_on
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,3 +58,19 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "triton" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def small(tmp_path_factory) -> Path:
+    """A folder with the backend tests' SMALL corpus files (backend_helpers.py)."""
+    folder = tmp_path_factory.mktemp("small")
+    for name in SMALL:
+        shutil.copy(CORPUS / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def reference(small: Path) -> dict:
+    """The SMALL corpus compared in this process (the local backend, one job)."""
+    with open_backend("local", 1) as backend:
+        return compare_on(backend, [small], compare_args(), progress=False).document
