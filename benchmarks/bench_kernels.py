@@ -1069,7 +1069,9 @@ def print_table(results: list[dict]) -> None:
 
 
 # -- main --------------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, distributed: Any = None) -> int:
+    """`distributed`: where compiles, verification and timing run instead of here (a
+    `benchmarks.sweep_backend.Distributed`: Ray); None: here, as always."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", default=",".join(corpus_kernels.KERNEL_MODULES))
     parser.add_argument("--configs", default="", help="only configs whose name contains this")
@@ -1118,7 +1120,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip", action="append", default=[], help="JOB=reason: do not launch this variant"
     )
-    add_backend_arguments(parser)
     args = parser.parse_args(argv)
     add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
     if args.compile_one:
@@ -1126,49 +1127,11 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.bench_kernels " + shlex.join(
         sys.argv[1:] if argv is None else argv
     )
-    if args.backend == "local" and not args.ray_address:
-        return run(args, None, command)
-    from ws_solver.backends import BackendError
-
-    try:
-        with open_distributed(args) as backend:
-            return run(args, backend, command)
-    except BackendError as e:
-        print(f"{Path(sys.argv[0]).name}: {e}", file=sys.stderr)
-        return 2
+    return run(args, distributed, command)
 
 
-def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        default="local",
-        help="local: compiles in --parallel subprocesses, then verification and timing here "
-        "(default); ray: compiles as CPU tasks, each config verified and timed as a task "
-        "with one GPU (benchmarks/sweep_backend.py). Ray needs: pip install 'ws-solver[ray]'",
-    )
-    parser.add_argument(
-        "--ray-address", default=None, help="the Ray cluster (default: $RAY_ADDRESS or local)"
-    )
-    parser.add_argument("--retries", type=int, default=2, help="retries of a failed task")
-
-
-def open_distributed(args: argparse.Namespace):
-    """The Ray backend, with this repository's code shipped to the workers."""
-    import benchmarks
-    import corpus
-    import ws_solver
-    from ws_solver.backends import open_backend
-
-    if args.ray_address and args.backend != "ray":
-        from ws_solver.backends import BackendError
-
-        raise BackendError("--ray-address needs --backend ray")
-    return open_backend("ray", None, args.ray_address, (ws_solver, benchmarks, corpus))
-
-
-def run(args: argparse.Namespace, backend: Any, command: str) -> int:
-    """Compile, then (not --dry-run) verify and time: here, or on `backend`'s workers."""
+def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
+    """Compile, then (not --dry-run) verify and time: here, or `distributed`."""
 
     kernels = [k for k in args.kernels.split(",") if k]
     strategies = [s for s in args.strategies.split(",") if s]
@@ -1176,14 +1139,12 @@ def run(args: argparse.Namespace, backend: Any, command: str) -> int:
     cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    if backend is None:
+    if distributed is None:
         print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
         infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
     else:
-        from benchmarks import sweep_backend
-
-        print(f"compiling {len(jobs)} variants as {backend.name} tasks into {cache_root}")
-        infos = sweep_backend.compile_all(backend, jobs, cache_root, args)
+        print(f"compiling {len(jobs)} variants as {distributed.name} tasks into {cache_root}")
+        infos = distributed.compile_all(jobs, cache_root, args)
     print(f"compiled in {time.perf_counter() - start:.0f} s", flush=True)
     results = [
         {
@@ -1196,7 +1157,7 @@ def run(args: argparse.Namespace, backend: Any, command: str) -> int:
         }
         for j in jobs
     ]
-    env = environment(args, gpu_here=backend is None)
+    env = environment(args, gpu_here=distributed is None)
     save = _saver(args.out, env, results)
     save()
     if not args.dry_run:
@@ -1204,10 +1165,8 @@ def run(args: argparse.Namespace, backend: Any, command: str) -> int:
         for row in results:
             if row["job"] in skip:
                 row["verify"] = {"passed": False, "why": f"not run: {skip[row['job']]}"}
-    if not args.dry_run and backend is not None:
-        from benchmarks import sweep_backend
-
-        env["gpus"] = sweep_backend.verify_and_time(backend, results, skip, cache_root, args, save)
+    if not args.dry_run and distributed is not None:
+        env["gpus"] = distributed.verify_and_time(results, skip, cache_root, args, save)
     elif not args.dry_run:
         _watchdog(save)
         # Triton's own built-in path can hang (a deadlocked kernel ends the process): run it
@@ -1235,10 +1194,10 @@ def run(args: argparse.Namespace, backend: Any, command: str) -> int:
     print(f"\n{len(results)} variants, {len(failures)} failures of ws_solver strategies")
     for name in failures:
         print(f"  FAILED {name}")
-    if backend is not None:
-        env["backend"] = backend.stats.to_dict()
+    if distributed is not None:
+        env["backend"] = distributed.stats.to_dict()
         save()
-        print(backend.stats.summary())
+        print(distributed.stats.summary())
     what = args.what or f"bench_kernels: {len(jobs)} variants of {args.kernels or 'every kernel'}"
     archive.write_manifest(args.out, what, command, env["git_revision"], env["date"][:10])
     print(f"total {time.perf_counter() - start:.0f} s; results in {args.out}")

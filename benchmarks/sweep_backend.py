@@ -10,15 +10,52 @@ verified with the reason; the other configs' results are kept and saved as they 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks import bench_kernels as bk
+
+
+class Distributed:
+    """What `bench_kernels.main(argv, distributed)` runs on a backend instead of here."""
+
+    def __init__(self, backend: Any, retries: int = 2) -> None:
+        self.backend, self.retries = backend, retries
+        self.name = backend.name
+
+    @property
+    def stats(self) -> Any:
+        return self.backend.stats
+
+    def compile_all(self, jobs: list[bk.Job], cache_root: Path, args: Any) -> dict:
+        return compile_all(self.backend, jobs, cache_root, args, self.retries)
+
+    def verify_and_time(
+        self, results: list[dict], skip: dict, cache_root: Path, args: Any, save: Any
+    ) -> list[str]:
+        return verify_and_time(self.backend, results, skip, cache_root, args, save, self.retries)
+
+
+@contextlib.contextmanager
+def distributed(name: str, address: str | None, retries: int) -> Iterator[Distributed]:
+    """The backend `name` with this repository's code shipped to its workers (BackendError
+    when it cannot be used)."""
+    import benchmarks
+    import corpus
+    import ws_solver
+    from ws_solver.backends import BackendError, open_backend
+
+    if address and name != "ray":
+        raise BackendError("--ray-address needs --backend ray")
+    with open_backend(name, None, address, (ws_solver, benchmarks, corpus)) as backend:
+        yield Distributed(backend, retries)
 
 
 @dataclass(frozen=True)
@@ -38,7 +75,9 @@ def compile_task(spec: CompileSpec) -> dict:
     )
 
 
-def compile_all(backend: Any, jobs: list[bk.Job], cache_root: Path, args: Any) -> dict:
+def compile_all(
+    backend: Any, jobs: list[bk.Job], cache_root: Path, args: Any, retries: int = 2
+) -> dict:
     """`bk.compile_many` on the backend: {job name: compile record}."""
     extra = os.environ.get(bk.EXTRA_CONFIGS_ENV)
     specs = [
@@ -46,7 +85,7 @@ def compile_all(backend: Any, jobs: list[bk.Job], cache_root: Path, args: Any) -
         for job in bk.compile_order(jobs)
     ]
     infos = {}
-    results = backend.map(compile_task, specs, retries=args.retries)
+    results = backend.map(compile_task, specs, retries=retries)
     for spec, result in zip(specs, results, strict=True):
         if result.ok:
             infos[spec.job.name] = result.value
@@ -95,7 +134,13 @@ def config_task(spec: ConfigSpec) -> dict:
 
 
 def verify_and_time(
-    backend: Any, results: list[dict], skip: dict, cache_root: Path, args: Any, save: Any
+    backend: Any,
+    results: list[dict],
+    skip: dict,
+    cache_root: Path,
+    args: Any,
+    save: Any,
+    retries: int = 2,
 ) -> list[str]:
     """Every config's rows as one GPU task; rows updated in place and saved as each config
     ends. Returns the GPUs that ran them ("host: name")."""
@@ -144,5 +189,5 @@ def verify_and_time(
             flush=True,
         )
 
-    backend.map(config_task, specs, progress=merge, retries=args.retries, gpus=1)
+    backend.map(config_task, specs, progress=merge, retries=retries, gpus=1)
     return sorted(gpus)

@@ -52,11 +52,19 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--cache-root", str(args.cache_root)]
     if args.sustain:
         argv += ["--sustain", str(args.sustain), "--sustain-configs", args.sustain_configs]
-    argv += ["--backend", args.backend, "--retries", str(args.retries)]
-    if args.ray_address:
-        argv += ["--ray-address", args.ray_address]
-    status = bench_kernels.main(argv)
-    return 2 if status == 2 else 0  # 1: a variant failed, which is data here, not an error
+    if args.backend == "local" and not args.ray_address:
+        bench_kernels.main(argv)  # non-zero when a variant fails: that is data here
+        return 0
+    from benchmarks import sweep_backend
+    from ws_solver.backends import BackendError
+
+    try:
+        with sweep_backend.distributed(args.backend, args.ray_address, args.retries) as where:
+            bench_kernels.main(argv, where)
+    except BackendError as e:
+        print(f"sweep_plans.py: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 # -- analysis ------------------------------------------------------------------------------------

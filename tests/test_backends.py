@@ -142,12 +142,12 @@ def test_a_gpu_task_that_keeps_failing_marks_its_rows(tmp_path: Path) -> None:
         for i in range(2)
     ]
     args = SimpleNamespace(
-        bench_kernels="", kernels="gemm_tma", sustain=0, no_bench=False, rounds=1, retries=1
+        bench_kernels="", kernels="gemm_tma", sustain=0, no_bench=False, rounds=1
     )
     saved = []
     with open_backend("local", 1) as backend:
         gpus = sweep_backend.verify_and_time(
-            backend, rows, {}, tmp_path, args, lambda: saved.append(1)
+            backend, rows, {}, tmp_path, args, lambda: saved.append(1), retries=1
         )
     assert gpus == [] and len(saved) == 2
     why = "GPU task failed after 2 attempt(s): ModuleNotFoundError: No module named 'torch'"

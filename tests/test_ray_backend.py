@@ -137,8 +137,8 @@ def test_sweep_compiles_as_ray_tasks(cluster, tmp_path) -> None:
 
     jobs = bk.all_jobs(["gemm_tma"], ["heuristic", "explore:1"])
     jobs = [j for j in jobs if j.config == "t128x128x64_w4_s4"]
-    args = SimpleNamespace(capability=90, dry_run=True, retries=1)
-    there = sweep_backend.compile_all(cluster, jobs, tmp_path / "ray", args)
+    args = SimpleNamespace(capability=90, dry_run=True)
+    there = sweep_backend.compile_all(cluster, jobs, tmp_path / "ray", args, retries=1)
     here = bk.compile_many(jobs, tmp_path / "local", 90, 2, False)
     for records in (here, there):
         for record in records.values():

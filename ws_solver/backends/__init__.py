@@ -13,16 +13,43 @@ which backend ran it, so the results are the same on both.
 
 from __future__ import annotations
 
-from .base import (
-    BACKENDS,
-    RAY_EXTRA,
-    Backend,
-    BackendError,
-    RunStats,
-    TaskResult,
-    open_backend,
-    stats_line,
-)
+import contextlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .base import RAY_EXTRA, Backend, BackendError, RunStats, TaskResult, stats_line
+
+BACKENDS = ("local", "ray")
+
+
+@contextlib.contextmanager
+def open_backend(
+    name: str = "local",
+    jobs: int | None = None,
+    address: str | None = None,
+    ship: Iterable[Any] = (),
+) -> Iterator[Backend]:
+    """The backend called `name` ("local" or "ray"), closed on the way out.
+
+    local: `jobs` processes (1: in this process). ray: the cluster at `address` (or
+    $RAY_ADDRESS), else a private local one with `jobs` CPUs (default: all of them); at most
+    `jobs` tasks in flight when given; `ship`: modules whose code the workers must run (sent
+    with the job when connecting to a cluster, so that it runs this code, not the nodes')."""
+    if name == "local":
+        from .local import LocalBackend
+
+        backend: Backend = LocalBackend(jobs or 1)
+    elif name == "ray":
+        from .ray_backend import RayBackend
+
+        backend = RayBackend(jobs, address, tuple(ship))
+    else:
+        raise BackendError(f"unknown backend {name!r}; choose from local, ray")
+    try:
+        yield backend
+    finally:
+        backend.close()
+
 
 __all__ = [
     "BACKENDS",

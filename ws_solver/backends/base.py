@@ -3,16 +3,14 @@ tasks in flight, bounded retries, results in the items' order, a progress callba
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install 'ws-solver[ray]'"
 
 
@@ -170,32 +168,3 @@ class Backend:
         finally:
             self.stats.wall_s += time.perf_counter() - start
         return results  # type: ignore[return-value]
-
-
-@contextlib.contextmanager
-def open_backend(
-    name: str = "local",
-    jobs: int | None = None,
-    address: str | None = None,
-    ship: Iterable[Any] = (),
-) -> Iterator[Backend]:
-    """The backend called `name` ("local" or "ray"), closed on the way out.
-
-    local: `jobs` processes (1: in this process). ray: the cluster at `address` (or
-    $RAY_ADDRESS), else a private local one with `jobs` CPUs (default: all of them); at most
-    `jobs` tasks in flight when given; `ship`: modules whose code the workers must run (sent
-    with the job when connecting to a cluster, so that it runs this code, not the nodes')."""
-    if name == "local":
-        from .local import LocalBackend
-
-        backend: Backend = LocalBackend(jobs or 1)
-    elif name == "ray":
-        from .ray_backend import RayBackend
-
-        backend = RayBackend(jobs, address, tuple(ship))
-    else:
-        raise BackendError(f"unknown backend {name!r}; choose from local, ray")
-    try:
-        yield backend
-    finally:
-        backend.close()
