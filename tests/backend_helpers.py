@@ -8,6 +8,7 @@ no Python cleanup runs in it."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -39,9 +40,12 @@ def deterministic_json(document: dict) -> str:
     return cmp.to_json(cmp.deterministic_part(document))
 
 
-def ws_solver_process(*args: str) -> subprocess.Popen:
-    """`ws-solver ARGS` running, with stdout and stderr piped."""
+def ws_solver_process(*args: str, cache: Path | None = None) -> subprocess.Popen:
+    """`ws-solver ARGS` running, with stdout and stderr piped (and `cache` as the plan
+    cache folder)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if cache is not None:
+        env["WS_SOLVER_CACHE_DIR"] = str(cache)
     return subprocess.Popen(
         [sys.executable, "-m", "ws_solver", *args],
         stdout=subprocess.PIPE,
@@ -49,6 +53,23 @@ def ws_solver_process(*args: str) -> subprocess.Popen:
         text=True,
         env=env,
     )
+
+
+def interrupt_after_first_loop(process: subprocess.Popen) -> str:
+    """SIGINT once the first loop is reported done; the run's stderr from then on."""
+    while not (line := process.stderr.readline()).startswith("[1/"):
+        assert line, "the run ended before its first loop"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    return err
+
+
+def cache_hits_of_a_rerun(argv: list[str], cache: Path, out: Path) -> int:
+    """Run `ws-solver ARGV --cache --json OUT` to the end; its plan-cache hits."""
+    process = ws_solver_process(*argv, "--cache", "--json", str(out), cache=cache)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    return json.loads(out.read_text())["timing"]["plan_cache_hits"]
 
 
 def victim_of(item: Any) -> str:

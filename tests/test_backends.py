@@ -5,7 +5,6 @@ test_ray_backend.py."""
 from __future__ import annotations
 
 import importlib.util
-import signal
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,8 +16,10 @@ from backend_helpers import (
     AlwaysFails,
     KillOnce,
     Wrapped,
+    cache_hits_of_a_rerun,
     compare_args,
     deterministic_json,
+    interrupt_after_first_loop,
     square,
     ws_solver_process,
 )
@@ -83,20 +84,20 @@ def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, re
     assert document["loops"] == kept
 
 
-def test_interrupted_run_leaves_no_output(small: Path, tmp_path: Path) -> None:
-    out = tmp_path / "compare.json"
-    report = tmp_path / "compare.html"
+def test_interrupted_run_leaves_no_output_and_the_cache_keeps_what_finished(
+    small: Path, tmp_path: Path, tmp_path_factory
+) -> None:
+    out, cache = tmp_path / "out", tmp_path_factory.mktemp("plans")
+    out.mkdir()
+    argv = ["compare", str(small), "--jobs", "2", "--time-limit", "2", "--cache"]
     process = ws_solver_process(
-        "compare", str(small), "--jobs", "2", "--time-limit", "2", "--json", str(out),
-        "--report", str(report),
-    )  # fmt: skip
-    first = process.stderr.readline()  # the first loop is done: the run is under way
-    assert first.startswith("[1/4] "), first
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+        *argv, "--json", str(out / "compare.json"), "--report", str(out / "r.html"), cache=cache
+    )
+    err = interrupt_after_first_loop(process)
     assert process.returncode == 130, err
     assert err.strip().splitlines()[-1] == "ws-solver: interrupted"
-    assert list(tmp_path.iterdir()) == []  # neither file, nor a temporary one
+    assert list(out.iterdir()) == []  # neither file, nor a temporary one
+    assert cache_hits_of_a_rerun(argv, cache, out / "again.json") >= 1
 
 
 @pytest.mark.parametrize(

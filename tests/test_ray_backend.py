@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import signal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,8 +31,10 @@ from backend_helpers import (
     AlwaysFails,
     KillOnce,
     Wrapped,
+    cache_hits_of_a_rerun,
     compare_args,
     deterministic_json,
+    interrupt_after_first_loop,
     square,
     ws_solver_process,
 )
@@ -118,16 +119,18 @@ def test_cli_on_a_cluster_address(cluster, small: Path, reference: dict, tmp_pat
     assert "ray backend: 4 task(s) on " in stdout and "0 failed after retries" in stdout
 
 
-def test_interrupted_cluster_run_leaves_no_output(cluster, small: Path, tmp_path) -> None:
-    out = tmp_path / "compare.json"
+def test_interrupted_cluster_run_leaves_no_output(cluster, small, tmp_path, tmp_path_factory):
+    """Also: the plan cache folder reaches the workers ($WS_SOLVER_CACHE_DIR goes with the
+    job), so a re-run reuses the loops that finished before the interruption."""
+    out, cache = tmp_path / "out", tmp_path_factory.mktemp("plans")
+    out.mkdir()
     argv = ["compare", str(small), "--backend", "ray", "--ray-address", address()]
-    process = ws_solver_process(*argv, "--time-limit", "2", "--json", str(out))
-    while not (line := process.stderr.readline()).startswith("[1/4] "):
-        assert line, "the run ended before its first loop"
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
+    argv += ["--time-limit", "2", "--cache"]
+    process = ws_solver_process(*argv, "--json", str(out / "compare.json"), cache=cache)
+    err = interrupt_after_first_loop(process)
     assert process.returncode == 130, err
-    assert list(tmp_path.iterdir()) == []
+    assert list(out.iterdir()) == []
+    assert cache_hits_of_a_rerun(argv, cache, out / "again.json") >= 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
