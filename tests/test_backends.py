@@ -84,12 +84,13 @@ def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, re
     assert document["loops"] == kept
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])  # in this process (CP-SAT must not eat SIGINT)
 def test_interrupted_run_leaves_no_output_and_the_cache_keeps_what_finished(
-    small: Path, tmp_path: Path, tmp_path_factory
+    jobs: str, small: Path, tmp_path: Path, tmp_path_factory
 ) -> None:
     out, cache = tmp_path / "out", tmp_path_factory.mktemp("plans")
     out.mkdir()
-    argv = ["compare", str(small), "--jobs", "2", "--time-limit", "2", "--cache"]
+    argv = ["compare", str(small), "--jobs", jobs, "--time-limit", "2", "--cache"]
     process = ws_solver_process(
         *argv, "--json", str(out / "compare.json"), "--report", str(out / "r.html"), cache=cache
     )

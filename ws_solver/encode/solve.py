@@ -74,6 +74,9 @@ def solver_parameters(
     params.subsolvers.extend(SUBSOLVERS)
     params.max_deterministic_time = time_limit
     params.max_time_in_seconds = 10 * time_limit + 10
+    # CP-SAT would take Ctrl-C as "stop searching" (a cut-short solve, reported as if it were
+    # the result) and leave SIGINT's default action behind it; Python's handler must see it.
+    params.catch_sigint_signal = False
 
 
 def add_hint(enc: Encoding, plan: Plan) -> bool:
@@ -95,6 +98,7 @@ def fixed_plan_objective(enc: Encoding, plan: Plan) -> int | None:
         model.add(model.get_int_var_from_proto_index(var.index) == value)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
+    solver.parameters.catch_sigint_signal = False  # see solver_parameters
     status = solver.solve(model)
     return int(solver.value(enc.objective)) if status == cp_model.OPTIMAL else None
 
@@ -248,6 +252,7 @@ def infeasible_groups(
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.max_deterministic_time = time_limit
+        solver.parameters.catch_sigint_signal = False  # see solver_parameters
         if solver.solve(enc.model) != cp_model.INFEASIBLE:
             return None
         found = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()]
