@@ -64,13 +64,17 @@ class RayBackend(Backend):
         self.owned = True
 
     def slots(self, cpus: float, gpus: float) -> int:
-        if gpus:
-            have = self.ray.cluster_resources().get("GPU", 0)
-            if have < gpus:
-                raise BackendError(f"the Ray cluster has {have:g} GPU(s); tasks ask for {gpus:g}")
+        """`jobs` when given, else as many tasks as the cluster runs at once."""
+        have = self.ray.cluster_resources()
+        if gpus and have.get("GPU", 0) < gpus:
+            raise BackendError(
+                f"the Ray cluster has {have.get('GPU', 0):g} GPU(s); tasks ask for {gpus:g}"
+            )
         if self.jobs:
             return self.jobs
-        return 1 << 30  # Ray queues what its resources cannot run yet
+        if gpus:
+            return int(have["GPU"] // gpus)
+        return max(1, int(have.get("CPU", 1) // max(cpus, 1e-9)))
 
     def submit(self, fn, item, cpus: float, gpus: float):
         remote = self.remotes.get((cpus, gpus))

@@ -236,7 +236,7 @@ def compare_on(
         failures,
         timings,
         files=len(files),
-        jobs=args.jobs or backend.stats.slots,
+        jobs=args.jobs or max(1, backend.stats.slots),
         total_wall_s=time.perf_counter() - start,
     )
     document["timing"]["backend"] = backend.stats.to_dict()
