@@ -1,7 +1,7 @@
 """Loops per second against workers, the local process pool against Ray, and Ray's overhead
 per task.
 
-    PYTHONPATH=. python benchmarks/bench_backends.py --out DIR [--workers 1,2] [--repeats 3]
+    python -m benchmarks.bench_backends --out DIR [--workers 1,2] [--repeats 3]
         [--time-limit 2] [--corpus corpus/ttgir] [--noop-tasks 200]
 
 For each backend and worker count: `compare` over the corpus (each warp-specialized loop one
@@ -27,15 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import benchmarks
+import ws_solver
+from ws_solver.backends import open_backend
+from ws_solver.cli.compare import compare_on
+from ws_solver.report import compare as cmp
 
-import benchmarks  # noqa: E402
-import ws_solver  # noqa: E402
-from ws_solver.backends import open_backend  # noqa: E402
-from ws_solver.cli.compare import compare_on  # noqa: E402
-from ws_solver.report import compare as cmp  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def noop(x: int) -> int:

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         with sweep_backend.distributed(args.backend, args.ray_address, args.retries) as where:
             bench_kernels.main(argv, where)
     except BackendError as e:
-        print(f"sweep_plans.py: {e}", file=sys.stderr)
+        print(f"sweep_plans: {e}", file=sys.stderr)
         return 2
     return 0
 

@@ -57,6 +57,7 @@ def test_unknown_backend() -> None:
         pass
 
 
+@pytest.mark.slow
 def test_killed_worker_is_retried_with_the_same_result(small: Path, reference: dict, tmp_path):
     marker = tmp_path / "killed"
     with open_backend("local", 2) as backend:
@@ -84,6 +85,7 @@ def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, re
     assert document["loops"] == kept
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])  # in this process (CP-SAT must not eat SIGINT)
 def test_interrupted_run_leaves_no_output_and_the_cache_keeps_what_finished(
     jobs: str, small: Path, tmp_path: Path, tmp_path_factory

@@ -53,6 +53,9 @@ TWO_LOOPS = (
 )
 
 
+pytestmark = pytest.mark.slow  # a Ray instance starts for the module (5-10 s)
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A private local Ray instance with 2 CPUs, for the whole module."""

@@ -280,10 +280,10 @@ def task_outcome(task: Task, result: TaskResult) -> dict:
     (the worker died, or the task raised), a failure record with the last reason."""
     if result.ok:
         return result.value
-    message = (
-        f"{task.file}: loop {task.loop}: failed after {result.attempts} attempt(s): {result.error}"
-    )
-    return _failed(task, None, None, message, "internal", EXIT_INTERNAL)
+    graph = task.graph
+    where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
+    message = f"{where}: failed after {result.attempts} attempt(s): {result.error}"
+    return _failed(task, graph.kernel, graph.line, message, "internal", EXIT_INTERNAL)
 
 
 def solve_task(task: Task) -> dict:
