@@ -31,6 +31,7 @@ import benchmarks
 import ws_solver
 from ws_solver.backends import open_backend
 from ws_solver.cli.compare import compare_on
+from ws_solver.comparison import deterministic_part
 from ws_solver.report import compare as cmp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,7 @@ def compare_once(backend, corpus: Path, time_limit: float) -> tuple[int, float, 
     start = time.perf_counter()
     document = compare_on(backend, [corpus], args, progress=False).document
     wall = time.perf_counter() - start
-    return len(document["loops"]), wall, cmp.to_json(cmp.deterministic_part(document))
+    return len(document["loops"]), wall, cmp.to_json(deterministic_part(document))
 
 
 def measure(name: str, workers: int, args: argparse.Namespace, reference: list) -> dict:

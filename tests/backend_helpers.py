@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ws_solver.comparison import deterministic_part
 from ws_solver.report import compare as cmp
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,7 +38,7 @@ def compare_args(**extra: Any) -> argparse.Namespace:
 
 def deterministic_json(document: dict) -> str:
     """compare --json's bytes outside the timing section."""
-    return cmp.to_json(cmp.deterministic_part(document))
+    return cmp.to_json(deterministic_part(document))
 
 
 def ws_solver_process(*args: str, cache: Path | None = None) -> subprocess.Popen:
