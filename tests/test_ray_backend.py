@@ -60,7 +60,11 @@ pytestmark = pytest.mark.slow  # a Ray instance starts for the module (5-10 s)
 def cluster():
     """A private local Ray instance with 2 CPUs, for the whole module."""
     ray.cloudpickle.register_pickle_by_value(backend_helpers)  # the workers cannot import tests/
-    with open_backend("ray", jobs=2) as backend:
+    import benchmarks
+    import ws_solver
+
+    # The workers find this checkout's packages (their roots go on the job's PYTHONPATH).
+    with open_backend("ray", jobs=2, ship=(ws_solver, benchmarks)) as backend:
         yield backend
 
 
