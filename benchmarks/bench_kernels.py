@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import archive, variants, verify_gpu
+from benchmarks import archive, hopper_route, variants, verify_gpu
 from benchmarks.stats import spearman
 from corpus import kernels as corpus_kernels
 from ws_solver.strategy import Strategy
@@ -159,8 +159,11 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
         return
     with knobs.cache.scope(), knobs.runtime.scope():
         knobs.cache.dir = str(cache_root / strategy)
+        hopper = hopper_route.parse(strategy)
         if strategy == "builtin":
             knobs.runtime.add_stages_inspection_hook = None
+        elif hopper is not None:
+            knobs.runtime.add_stages_inspection_hook = hopper_route.install(hopper)
         elif strategy == "triton_racy":
             knobs.runtime.add_stages_inspection_hook = _racy_hook
         else:
@@ -558,7 +561,11 @@ def bench_kernel(
             r
             for r in rows
             if r.get("verify", {}).get("passed")
-            and (r["strategy"] in timed_strategies or variants.parse(r["strategy"]))
+            and (
+                r["strategy"] in timed_strategies
+                or variants.parse(r["strategy"])
+                or hopper_route.parse(r["strategy"])
+            )
         ]
         if not todo:
             continue
