@@ -98,7 +98,9 @@ def _compile(variant: HopperVariant, kernel: str, config: str) -> tuple[object, 
 
 
 def test_one_consumer_group_is_honoured_and_buffers_follow_the_pass_argument():
-    compiled, sink = _compile(HopperVariant(consumers=1, buffers=2), "gemm_tma", "t128x128x64_w4_s4")
+    compiled, sink = _compile(
+        HopperVariant(consumers=1, buffers=2), "gemm_tma", "t128x128x64_w4_s4"
+    )
     built = hr.summary(sink["after"])
     assert built["warp_specialize_ops"] == 1 and built["regions"] == 2
     assert built["buffer_depths"] == [2]  # the config's num_stages is 4
