@@ -6,8 +6,8 @@ like benchmarks/verify_gpu.py (3 seeds, NaN-poisoned outputs, 10 bitwise repeats
 the correct ones with ``optimal`` and the vendor reference in interleaved do_bench rounds
 (benchmarks/bench_kernels.py). Writes results.json and results.md to --out.
 
-    source benchmarks/gpu_env.sh; python3 benchmarks/hopper_route_probe.py --out $OUT
-    python3 benchmarks/hopper_route_probe.py --dry-run --out DIR   # compile only, no GPU
+    source benchmarks/gpu_env.sh; python3 -m benchmarks.hopper_route_probe --out $OUT
+    python -m benchmarks.hopper_route_probe --dry-run --out DIR   # compile only, no GPU
 
 A kernel that never finishes stops the run (the watchdog saves what it has; the hung
 variant is the one whose verification is "in_progress"); rerun with --skip JOB=why.
@@ -24,13 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks import bench_kernels as bk  # noqa: E402
-from benchmarks import hopper_route  # noqa: E402
-from corpus import kernels as corpus_kernels  # noqa: E402
+from benchmarks import bench_kernels as bk
+from benchmarks import hopper_route
+from corpus import kernels as corpus_kernels
 
 BASELINE = "optimal"
 # The route specializes only a 4-warp module: a 4-warp config is tried as it is; an 8-warp

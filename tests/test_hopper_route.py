@@ -4,19 +4,16 @@ async_task_id annotations (docs/hopper-route.md). CPU only: compiles to cubin fo
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from benchmarks import hopper_route as hr
+from benchmarks.hopper_route import HopperVariant
+from ws_solver import ir
 
-from benchmarks import hopper_route as hr  # noqa: E402
-from benchmarks.hopper_route import HopperVariant  # noqa: E402
-from ws_solver import ir  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = REPO_ROOT / "corpus" / "ttgir"
 
