@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import datetime
 import os
+import shlex
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import archive
 from benchmarks import bench_kernels as bk
 from benchmarks import hopper_route
 from corpus import kernels as corpus_kernels
@@ -224,7 +227,9 @@ def markdown(env: dict, results: list[dict]) -> str:
 def environment(args: argparse.Namespace) -> dict:
     import triton
 
-    env = {"triton": triton.__version__, "git": bk._git_rev(), "rounds": args.rounds}
+    git = os.environ.get("WS_GIT_REV") or bk._git_rev()
+    env = {"triton": triton.__version__, "git": git, "rounds": args.rounds}
+    env["date"] = datetime.date.today().isoformat()
     env["dry_run"] = args.dry_run
     if not args.dry_run:
         import torch
@@ -265,6 +270,13 @@ def main(argv: list[str] | None = None) -> int:
         verify_and_time(results, cache_root, skip, args.rounds, save)
     save()
     print(markdown(env, results))
+    what = "Triton 3.6's Hopper route (add_hopper_warpspec), stock and driven, " + (
+        "compiled for sm_90 (dry run)" if args.dry_run else "verified and timed against optimal"
+    )
+    command = "python -m benchmarks.hopper_route_probe " + shlex.join(
+        sys.argv[1:] if argv is None else argv
+    )
+    archive.write_manifest(args.out, what, command, env["git"], env["date"])
     print(f"total {time.perf_counter() - start:.0f} s; results in {args.out}")
     return 0
 
