@@ -16,8 +16,8 @@ variant is the one whose verification is "in_progress"); rerun with --skip JOB=w
 from __future__ import annotations
 
 import argparse
-import json
 import datetime
+import json
 import os
 import shlex
 import statistics
@@ -26,9 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import archive
+from benchmarks import archive, hopper_route
 from benchmarks import bench_kernels as bk
-from benchmarks import hopper_route
 from corpus import kernels as corpus_kernels
 
 BASELINE = "optimal"
