@@ -154,6 +154,9 @@ def _solve_loop(
         "gap": result.gap,
         "heuristic_objective": result.hint_objective,
         "solver_wall_s": round(result.wall_s, 4),
+        "first_solution_s": _round(result.first_solution_s),
+        "first_solution_deterministic": _round(result.first_solution_deterministic),
+        "deterministic_s": round(result.deterministic_time, 4),
     }
     plan = result.plan
     reason = (
@@ -222,6 +225,10 @@ def _explore_loop(
     what = f"specialized: {parts} partitions" if parts > 1 else "not specialized"
     details = {"status": chosen.status, "rank": chosen.rank, "alternatives": len(found)}
     return chosen.plan, f"{what} (explore rank {chosen.rank}{kept})", details
+
+
+def _round(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 4)
 
 
 @dataclass

@@ -49,6 +49,10 @@ class SolveResult:
     note: str = ""
     hint_ii: int | None = None
     deterministic_time: float = 0.0  # CP-SAT's deterministic time, both phases
+    # When CP-SAT reported its first solution: wall seconds since `solve` began (encoding
+    # included) and CP-SAT's deterministic time; None when it found none.
+    first_solution_s: float | None = None
+    first_solution_deterministic: float | None = None
 
 
 def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
@@ -112,6 +116,19 @@ class Search:
     objective: int | None
     bound: int | None
     deterministic_time: float
+    first_solution: tuple[float, float] | None = None  # (wall s, deterministic s)
+
+
+class _FirstSolution(cp_model.CpSolverSolutionCallback):
+    """Records the wall and deterministic time of the first solution CP-SAT reports."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: tuple[float, float] | None = None
+
+    def on_solution_callback(self) -> None:
+        if self.at is None:
+            self.at = (self.wall_time, self.deterministic_time)
 
 
 def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
@@ -122,11 +139,12 @@ def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
     first = cp_model.CpSolver()
     solver_parameters(first, FIRST_PHASE_SHARE * time_limit, workers, seed)
     model.minimize(enc.ii)
-    status = first.solve(model)
+    first_found = _FirstSolution()
+    status = first.solve(model, first_found)
     spent = first.deterministic_time
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         model.minimize(enc.objective)
-        return Search(first.status_name(status), None, None, None, spent)
+        return Search(first.status_name(status), None, None, None, spent, first_found.at)
     ii_proven = status == cp_model.OPTIMAL
     least_ii = int(first.best_objective_bound)
     lower = least_ii * weight
@@ -144,13 +162,15 @@ def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
     status = second.solve(model)
     spent += second.deterministic_time
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Search("FEASIBLE", first.value, int(first.value(enc.objective)), lower, spent)
+        objective = int(first.value(enc.objective))
+        return Search("FEASIBLE", first.value, objective, lower, spent, first_found.at)
     objective = int(second.value(enc.objective))
     # With the least II proven, plans of higher II cost more than any of that II, so the
     # second phase's bound holds for the whole model.
     bound = int(second.best_objective_bound) if ii_proven else lower
     optimal = ii_proven and status == cp_model.OPTIMAL
-    return Search("OPTIMAL" if optimal else "FEASIBLE", second.value, objective, bound, spent)
+    status_name = "OPTIMAL" if optimal else "FEASIBLE"
+    return Search(status_name, second.value, objective, bound, spent, first_found.at)
 
 
 def valid_cost(plan: Plan, graph: LoopGraph, target: Target) -> Cost | None:
@@ -179,6 +199,7 @@ def solve(
     if not add_hint(enc, hint):
         notes.append("the hint does not fit the model's variables")
 
+    searching = perf_counter()
     found = search(enc, time_limit, workers, seed)
     result = SolveResult(
         plan=hint,
@@ -192,6 +213,10 @@ def solve(
         hint_ii=hint_cost.ii if hint_cost else None,
         deterministic_time=found.deterministic_time,
     )
+    if found.first_solution is not None:
+        wall, deterministic = found.first_solution
+        result.first_solution_s = searching - start + wall
+        result.first_solution_deterministic = deterministic
     if found.value is not None:
         _take_solution(result, enc, found, hint_cost, notes)
     if result.objective is None:  # no usable plan from the solver
