@@ -13,11 +13,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import ir, plancache
+from .clock import Deadline, OutOfTime
 from .ir.annotate import annotate_loop, clear_loop
 from .model.annotation import loop_annotation
 from .model.cost import evaluate
 from .model.decision import DEPARTURE_MARGIN, departure
 from .model.dfg import build_graph, ws_loops
+from .model.floors import overflows
 from .model.graph import LoopGraph
 from .model.kinds import NodeRole
 from .model.plan import Plan
@@ -26,9 +28,14 @@ from .model.traverse import load_feeds_mma
 from .model.unspecialized import kernel_register_conflict, single_partition_plan
 from .strategy import EXPLORE, PIPELINE_STRATEGIES, Explore, Strategy, parse_strategy
 
+# Share of the time limit the heuristic may use before the optimal strategy's search.
+HEURISTIC_SHARE = 0.5
+
 
 @dataclass(frozen=True)
 class SolveOptions:
+    # Seconds for one loop: the wall-clock time of the whole strategy (heuristic, encoding,
+    # search), and CP-SAT's deterministic time, whichever runs out first.
     time_limit: float = 10.0
     workers: int = 2
     seed: int = 0
@@ -39,6 +46,9 @@ class SolveOptions:
     # Heuristic only: specialize whenever a valid plan exists, even when the cost model says
     # one partition is as fast (for measuring what specialization does; see decide()).
     force: bool = False
+    # False: the time limit bounds CP-SAT's deterministic time only, so that a run repeats
+    # exactly whatever the machine's load (compare and demo); the wall clock is unbounded.
+    wall_clock: bool = True
 
 
 @dataclass
@@ -125,7 +135,9 @@ def plan_loop(
         except (KeyError, TypeError, ValueError):
             pass  # written by another version of the record: solve again and overwrite
     plan, reason, details = _solve_loop(graph, target, strategy, options)
-    if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE"):  # retry the others later
+    # Retry the others later, and plans cut short by the wall clock (they do not repeat).
+    repeats = details.get("stopped_by", "") != "wall clock"
+    if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE") and repeats:
         record = {"plan": plan.to_dict(), "reason": reason, "details": details}
         plancache.put(key, json.dumps(record, sort_keys=True, separators=(",", ":")))
     return plan, reason, details
@@ -134,20 +146,35 @@ def plan_loop(
 def _solve_loop(
     graph: LoopGraph, target: Target, strategy: Strategy, options: SolveOptions
 ) -> tuple[Plan, str, dict]:
+    """Run one strategy; the heuristic and the optimal one within `options.time_limit`
+    wall-clock seconds (with `options.wall_clock`)."""
     from .heuristic import decide
 
-    heuristic, reason = decide(
-        graph, target, force=options.force and strategy == Strategy.HEURISTIC
-    )
+    deadline = Deadline.after(options.time_limit if options.wall_clock else None)
+    details: dict = {}
+    blocked = overflows(graph, target)
+    if blocked:  # no plan fits: nothing to search
+        heuristic = single_partition_plan(graph, target, strategy)
+        reason = f"infeasible: {blocked[0]}"
+    else:
+        share = 1.0 if strategy == Strategy.HEURISTIC else HEURISTIC_SHARE
+        force = options.force and strategy == Strategy.HEURISTIC
+        try:
+            heuristic, reason = decide(graph, target, force=force, deadline=deadline.share(share))
+        except OutOfTime:
+            heuristic = single_partition_plan(graph, target, strategy)
+            spent = share * options.time_limit
+            reason = f"not specialized: the heuristic ran out of time ({spent:g} s)"
+            details["stopped_by"] = "wall clock"
     if strategy == Strategy.HEURISTIC:
-        return heuristic, reason, {}
+        return heuristic, reason, details
     if isinstance(strategy, Explore):
         return _explore_loop(graph, target, strategy.rank, heuristic, options)
     if not load_feeds_mma(graph):
         return single_partition_plan(graph, target, Strategy.OPTIMAL), reason, {}
     from .encode import solve
 
-    result = solve(graph, target, hint=heuristic, **solver_arguments(options))
+    result = solve(graph, target, hint=heuristic, **solver_arguments(options), deadline=deadline)
     details = {
         "status": result.status,
         "bound": result.bound,
@@ -157,8 +184,12 @@ def _solve_loop(
         "first_solution_s": _round(result.first_solution_s),
         "first_solution_deterministic": _round(result.first_solution_deterministic),
         "deterministic_s": round(result.deterministic_time, 4),
+        "stopped_by": result.stopped_by or details.get("stopped_by", ""),
     }
     plan = result.plan
+    if result.status == "INFEASIBLE":
+        why = ", ".join(result.infeasible_groups) or "the target's limits"
+        return plan, reason if blocked else f"infeasible: {why} cannot all hold", details
     reason = (
         f"specialized: {len(plan.partitions)} partitions"
         if plan.specialized

@@ -31,7 +31,7 @@ FORMAT = 1  # bump when the stored record changes shape
 # Fields that only say where something came from.
 _PROVENANCE = frozenset({"line", "location", "meta"})
 # Options that change whether the cache is used, not what is solved.
-_NOT_KEYED = frozenset({"cache"})
+_NOT_KEYED = frozenset({"cache", "wall_clock"})
 # Source that decides plans: everything but the drop-in, reports and the CLI.
 _PLAN_SOURCES = ("ir", "model", "heuristic", "encode", "pipeline.py", "plancache.py")
 

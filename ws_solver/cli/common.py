@@ -220,8 +220,25 @@ def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# What --time-limit bounds, with the wall clock (partition, explain) and without (compare).
+WALL_CLOCK_HELP = (
+    "the wall-clock time of planning the loop and CP-SAT's deterministic time, whichever "
+    "runs out first (deterministic time is the same on every machine: a run the wall clock "
+    "did not stop repeats exactly)"
+)
+DETERMINISTIC_HELP = (
+    "CP-SAT's deterministic time (about wall seconds, but the same on every machine, so "
+    "results repeat; the wall clock is not bounded)"
+)
+
+
 def add_solver_arguments(
-    parser: argparse.ArgumentParser, *, time_limit: float, workers: int, cache: bool
+    parser: argparse.ArgumentParser,
+    *,
+    time_limit: float,
+    workers: int,
+    cache: bool,
+    clock_help: str = WALL_CLOCK_HELP,
 ) -> None:
     """--time-limit, --workers, --seed and the plan-cache switch."""
     parser.add_argument(
@@ -229,8 +246,7 @@ def add_solver_arguments(
         type=positive_float,
         default=time_limit,
         metavar="S",
-        help=f"CP-SAT time limit per loop, in deterministic seconds (default: {time_limit:g}; "
-        "about wall seconds, but the same on every machine, so results repeat)",
+        help=f"time limit per loop, in seconds (default: {time_limit:g}): {clock_help}",
     )
     parser.add_argument(
         "--workers",
@@ -267,8 +283,9 @@ def add_target_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def solve_options(args: argparse.Namespace):
-    """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache."""
+def solve_options(args: argparse.Namespace, wall_clock: bool = True):
+    """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache;
+    `wall_clock` False bounds deterministic time only (reports that must repeat)."""
     from ..pipeline import SolveOptions
 
     return SolveOptions(
@@ -276,6 +293,7 @@ def solve_options(args: argparse.Namespace):
         workers=args.workers,
         seed=args.seed,
         cache=bool(getattr(args, "cache", True)),
+        wall_clock=wall_clock,
     )
 
 

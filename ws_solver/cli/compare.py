@@ -16,6 +16,7 @@ from ..report import compare as cmp
 from ..strategy import Strategy
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
+    DETERMINISTIC_HELP,
     EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
     EXIT_INTERNAL,
@@ -82,7 +83,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
-    add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
+    add_solver_arguments(
+        parser, time_limit=2.0, workers=1, cache=False, clock_help=DETERMINISTIC_HELP
+    )
     parser.add_argument(
         "--report",
         metavar="R.md|R.html",
@@ -178,7 +181,7 @@ def compare_on(
 ) -> CompareResult:
     """`run_compare` on a backend already open."""
     start = time.perf_counter()
-    options = solve_options(args)
+    options = solve_options(args, wall_clock=False)
     files, failures = collect_files(paths)
     tasks: list[Task] = []
     for path in files:

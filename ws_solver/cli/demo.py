@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..report import compare as cmp
 from .common import (
+    DETERMINISTIC_HELP,
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -74,7 +75,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help=f"loops solved in parallel (default: the number of cores, here {DEFAULT_JOBS})",
     )
-    add_solver_arguments(parser, time_limit=DEFAULT_TIME_LIMIT, workers=1, cache=False)
+    add_solver_arguments(
+        parser,
+        time_limit=DEFAULT_TIME_LIMIT,
+        workers=1,
+        cache=False,
+        clock_help=DETERMINISTIC_HELP,
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return parser
 

@@ -71,7 +71,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--k", type=positive_int, default=4, metavar="N", help="plans per loop (default: 4)"
     )
     add_target_argument(parser)
-    add_solver_arguments(parser, time_limit=2.0, workers=1, cache=False)
+    add_solver_arguments(
+        parser,
+        time_limit=2.0,
+        workers=1,
+        cache=False,
+        clock_help="CP-SAT's deterministic time per plan found (the same on every machine)",
+    )
     add_backend_arguments(parser, "loops")
     parser.add_argument("--json", metavar="R.json", help="write the JSON report to R")
     parser.add_argument(
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.out_dir}: cannot write: no such directory")
     text_module = read_module(path)
     require_ws_loops(path, text_module)
-    options = solve_options(args)
+    options = solve_options(args, wall_clock=False)
     import ws_solver
 
     try:

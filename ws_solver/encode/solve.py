@@ -13,9 +13,11 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
+from ..clock import NO_DEADLINE, Deadline
 from ..heuristic import partition as heuristic_partition
 from ..model.check import check_plan
 from ..model.cost import Cost, evaluate
+from ..model.floors import no_split, overflows
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
@@ -49,6 +51,7 @@ class SolveResult:
     note: str = ""
     hint_ii: int | None = None
     deterministic_time: float = 0.0  # CP-SAT's deterministic time, both phases
+    stopped_by: str = ""  # the limit that ended an unproven search (`Search.stopped_by`)
     # When CP-SAT reported its first solution: wall seconds since `solve` began (encoding
     # included) and CP-SAT's deterministic time; None when it found none.
     first_solution_s: float | None = None
@@ -66,10 +69,15 @@ def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
 
 
 def solver_parameters(
-    solver: cp_model.CpSolver, time_limit: float, workers: int, seed: int
+    solver: cp_model.CpSolver,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deadline: Deadline = NO_DEADLINE,
 ) -> None:
     """Reproducible search: fixed seed and workers, interleaved (deterministic) subsolvers,
-    deterministic time limit; a generous wall-clock limit only as a safety net."""
+    deterministic time limit; a wall-clock limit at `deadline`, else a generous one only as
+    a safety net."""
     params = solver.parameters
     params.num_workers = max(1, workers)
     params.random_seed = seed
@@ -77,10 +85,16 @@ def solver_parameters(
     params.interleave_batch_size = 1
     params.subsolvers.extend(SUBSOLVERS)
     params.max_deterministic_time = time_limit
-    params.max_time_in_seconds = 10 * time_limit + 10
+    params.max_time_in_seconds = wall_limit(time_limit, deadline)
     # CP-SAT would take Ctrl-C as "stop searching" (a cut-short solve, reported as if it were
     # the result) and leave SIGINT's default action behind it; Python's handler must see it.
     params.catch_sigint_signal = False
+
+
+def wall_limit(time_limit: float, deadline: Deadline) -> float:
+    """CP-SAT's wall-clock limit: what is left until `deadline`, and without one a safety net
+    well above the deterministic `time_limit`."""
+    return max(0.0, min(10 * time_limit + 10, deadline.left()))
 
 
 def add_hint(enc: Encoding, plan: Plan) -> bool:
@@ -117,6 +131,7 @@ class Search:
     bound: int | None
     deterministic_time: float
     first_solution: tuple[float, float] | None = None  # (wall s, deterministic s)
+    stopped_by: str = ""  # "deterministic limit", "wall clock", or "" (it ended by itself)
 
 
 class _FirstSolution(cp_model.CpSolverSolutionCallback):
@@ -131,20 +146,33 @@ class _FirstSolution(cp_model.CpSolverSolutionCallback):
             self.at = (self.wall_time, self.deterministic_time)
 
 
-def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
+def _stopped_by(solver: cp_model.CpSolver, status, time_limit: float) -> str:
+    """Which limit ended a run that neither proved nor refuted (see `Search.stopped_by`)."""
+    if status in (cp_model.OPTIMAL, cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
+        return ""
+    return "wall clock" if solver.deterministic_time < 0.99 * time_limit else "deterministic limit"
+
+
+def search(
+    enc: Encoding, time_limit: float, workers: int, seed: int, deadline: Deadline = NO_DEADLINE
+) -> Search:
     """Lexicographic search, as the objective is: first the least II, then the least
     objective (the tie-break) among plans with that II, hinted with the first solution.
-    Two small objectives prove faster than one that spans 2**53."""
+    Two small objectives prove faster than one that spans 2**53. Both phases stop at
+    `deadline` too."""
     model, weight = enc.model, enc.table.params.ii_weight
     first = cp_model.CpSolver()
-    solver_parameters(first, FIRST_PHASE_SHARE * time_limit, workers, seed)
+    first_limit = FIRST_PHASE_SHARE * time_limit
+    solver_parameters(first, first_limit, workers, seed, deadline)
     model.minimize(enc.ii)
     first_found = _FirstSolution()
     status = first.solve(model, first_found)
     spent = first.deterministic_time
+    stopped = _stopped_by(first, status, first_limit)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         model.minimize(enc.objective)
-        return Search(first.status_name(status), None, None, None, spent, first_found.at)
+        name = first.status_name(status)
+        return Search(name, None, None, None, spent, first_found.at, stopped)
     ii_proven = status == cp_model.OPTIMAL
     least_ii = int(first.best_objective_bound)
     lower = least_ii * weight
@@ -158,19 +186,20 @@ def search(enc: Encoding, time_limit: float, workers: int, seed: int) -> Search:
     model.minimize(enc.objective)
     second = cp_model.CpSolver()
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
-    solver_parameters(second, rest, workers, seed)
+    solver_parameters(second, rest, workers, seed, deadline)
     status = second.solve(model)
     spent += second.deterministic_time
+    stopped = stopped or _stopped_by(second, status, rest)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         objective = int(first.value(enc.objective))
-        return Search("FEASIBLE", first.value, objective, lower, spent, first_found.at)
+        return Search("FEASIBLE", first.value, objective, lower, spent, first_found.at, stopped)
     objective = int(second.value(enc.objective))
     # With the least II proven, plans of higher II cost more than any of that II, so the
     # second phase's bound holds for the whole model.
     bound = int(second.best_objective_bound) if ii_proven else lower
     optimal = ii_proven and status == cp_model.OPTIMAL
     status_name = "OPTIMAL" if optimal else "FEASIBLE"
-    return Search(status_name, second.value, objective, bound, spent, first_found.at)
+    return Search(status_name, second.value, objective, bound, spent, first_found.at, stopped)
 
 
 def valid_cost(plan: Plan, graph: LoopGraph, target: Target) -> Cost | None:
@@ -185,9 +214,15 @@ def solve(
     workers: int = 2,
     seed: int = 0,
     options: EncodeOptions | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> SolveResult:
-    """The best plan CP-SAT finds within `time_limit` deterministic seconds."""
+    """The best plan CP-SAT finds within `time_limit` deterministic seconds, and by
+    `deadline` when one is given (the wall clock may then stop it first: `stopped_by`)."""
     start = perf_counter()
+    quick = quick_answer(graph, target, hint)
+    if quick is not None:
+        quick.wall_s = perf_counter() - start
+        return quick
     notes = []
     if hint is None:
         hint, why = default_hint(graph, target)
@@ -200,7 +235,7 @@ def solve(
         notes.append("the hint does not fit the model's variables")
 
     searching = perf_counter()
-    found = search(enc, time_limit, workers, seed)
+    found = search(enc, time_limit, workers, seed, deadline)
     result = SolveResult(
         plan=hint,
         status=found.status,
@@ -212,6 +247,7 @@ def solve(
         ii=None,
         hint_ii=hint_cost.ii if hint_cost else None,
         deterministic_time=found.deterministic_time,
+        stopped_by=found.stopped_by,
     )
     if found.first_solution is not None:
         wall, deterministic = found.first_solution
@@ -221,7 +257,8 @@ def solve(
         _take_solution(result, enc, found, hint_cost, notes)
     if result.objective is None:  # no usable plan from the solver
         if found.status == "INFEASIBLE":
-            result.infeasible_groups = infeasible_groups(graph, target, options, time_limit)
+            groups = infeasible_groups(graph, target, options, time_limit, deadline)
+            result.infeasible_groups = groups
         elif hint_cost is not None:
             _take_hint(result, hint_cost)
             notes.append(f"solver status {found.status}, no better plan: returning the hint")
@@ -230,6 +267,43 @@ def solve(
     result.note = "; ".join(n for n in notes if n)
     result.wall_s = perf_counter() - start
     return result
+
+
+def quick_answer(graph: LoopGraph, target: Target, hint: Plan | None) -> SolveResult | None:
+    """What the floors (`model.floors`) settle without a search: the loop is infeasible, or
+    no split fits the register file and one partition is the optimum; None otherwise."""
+    single = single_partition_plan(graph, target, "optimal")
+    blocked = overflows(graph, target)
+    if blocked:
+        return SolveResult(
+            plan=hint or single,
+            status="INFEASIBLE",
+            objective=None,
+            bound=None,
+            gap=None,
+            wall_s=0.0,
+            hint_objective=None,
+            ii=None,
+            infeasible_groups=[o.resource for o in blocked],
+            note=str(blocked[0]),
+        )
+    why = no_split(graph, target)
+    cost = valid_cost(single, graph, target) if why else None
+    if cost is None:
+        return None
+    hint_cost = valid_cost(hint, graph, target) if hint else None
+    return SolveResult(
+        plan=single,
+        status="OPTIMAL",
+        objective=cost.objective,
+        bound=cost.objective,
+        gap=0.0,
+        wall_s=0.0,
+        hint_objective=hint_cost.objective if hint_cost else None,
+        ii=cost.ii,
+        note=f"not specialized: {why}",
+        hint_ii=hint_cost.ii if hint_cost else None,
+    )
 
 
 def _take_solution(
@@ -263,10 +337,15 @@ def _gap(objective: int, bound: int | None) -> float | None:
 
 
 def infeasible_groups(
-    graph: LoopGraph, target: Target, options: EncodeOptions | None, time_limit: float
+    graph: LoopGraph,
+    target: Target,
+    options: EncodeOptions | None,
+    time_limit: float,
+    deadline: Deadline = NO_DEADLINE,
 ) -> list[str]:
     """Limit groups that together make the loop infeasible: an assumption literal per group,
-    the solver's sufficient subset, then shrunk one group at a time."""
+    the solver's sufficient subset, then shrunk one group at a time (as far as `deadline`
+    allows)."""
     enc = encode(graph, target, replace(options or EncodeOptions(), assumptions=True))
     enc.model.clear_objective()  # feasibility is the question
     by_index = {lit.index: name for name, lit in enc.guards.items()}
@@ -278,6 +357,7 @@ def infeasible_groups(
         solver.parameters.num_workers = 1
         solver.parameters.max_deterministic_time = time_limit
         solver.parameters.catch_sigint_signal = False  # see solver_parameters
+        solver.parameters.max_time_in_seconds = wall_limit(time_limit, deadline)
         if solver.solve(enc.model) != cp_model.INFEASIBLE:
             return None
         found = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()]

@@ -15,6 +15,7 @@ Region ops, terminators and reduce combiners are left to `complete_assignment`.
 
 from __future__ import annotations
 
+from ..clock import NO_DEADLINE, Deadline
 from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
 from ..model.kinds import NodeRole, op_traits
@@ -150,6 +151,7 @@ def assign(
     table: CostTable,
     data_partition: dict[int, int],
     roles: list[str],
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[tuple[int, ...], ...]:
     """Full assignment (per node, sorted partition ids) from the data nodes' partitions."""
     prop = _Propagation(graph, facts, table, roles)
@@ -161,6 +163,7 @@ def assign(
     backwards = order[::-1]
     # Consumers first: a node runs where the nodes that need it run.
     for _ in range(len(free) + 1):
+        deadline.check("the heuristic's assignment")
         changed = False
         for n in backwards:
             want = prop.needed_by(n)

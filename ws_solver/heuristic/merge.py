@@ -6,6 +6,7 @@ Every merge removes a partition, so both phases terminate after at most |data| -
 
 from __future__ import annotations
 
+from ..clock import NO_DEADLINE, Deadline
 from ..model.graph import LoopGraph
 from ..model.plan import Merge
 from .facts import TMEM, Facts
@@ -13,8 +14,9 @@ from .rules import EDGE_RULES, PAIR_RULES, VETOES, Rule, rules_for
 
 
 class MergeState:
-    def __init__(self, facts: Facts) -> None:
+    def __init__(self, facts: Facts, deadline: Deadline = NO_DEADLINE) -> None:
         self.facts = facts
+        self.deadline = deadline
         self.graph: LoopGraph = facts.graph
         self.parent = list(range(len(self.graph.nodes)))
         self.flags = list(facts.flags)
@@ -88,6 +90,7 @@ class MergeState:
     def run(self, rules: tuple[Rule, ...]) -> None:
         """Apply the first matching rule, restart from the top; stop when none matches."""
         while True:
+            self.deadline.check("the heuristic's merges")
             for rule in rules:
                 hit = self.first_match(rule)
                 if hit is not None:
@@ -97,9 +100,9 @@ class MergeState:
                 return
 
 
-def merge_data_partitions(facts: Facts) -> MergeState:
+def merge_data_partitions(facts: Facts, deadline: Deadline = NO_DEADLINE) -> MergeState:
     """Phase 1 (edge rules) then phase 2 (pair rules), each to a fixed point."""
-    state = MergeState(facts)
+    state = MergeState(facts, deadline)
     state.run(rules_for(facts.target, EDGE_RULES))
     state.run(rules_for(facts.target, PAIR_RULES))
     return state

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ..clock import NO_DEADLINE, Deadline
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.cost_table import CostTable, cost_table
+from ..model.floors import no_split
 from ..model.graph import LoopGraph
 from ..model.lowering import TmemIf, lowering_violations
 from ..model.plan import Partition, Plan
@@ -32,9 +34,13 @@ def partition(graph: LoopGraph, target: Target | None = None, *, force: bool = F
 
 
 def decide(
-    graph: LoopGraph, target: Target | None = None, *, force: bool = False
+    graph: LoopGraph,
+    target: Target | None = None,
+    *,
+    force: bool = False,
+    deadline: Deadline = NO_DEADLINE,
 ) -> tuple[Plan, str]:
-    """The heuristic plan and a one-line reason for it.
+    """The heuristic plan and a one-line reason for it; `clock.OutOfTime` past `deadline`.
 
     With `force`, a valid specialized plan is returned even when the cost model says it is no
     faster than running the loop as one partition (a loop with no load feeding an MMA is
@@ -45,7 +51,10 @@ def decide(
     single = single_partition_plan(graph, target, strategy=Strategy.HEURISTIC)
     if not facts.feeds_mma:
         return single, "not specialized: no load feeds an MMA"
-    plan, why = _specialize(graph, target, facts)
+    floor = no_split(graph, target)
+    if floor:
+        return single, f"not specialized: {floor}"
+    plan, why = _specialize(graph, target, facts, deadline)
     if plan is None:
         return single, f"not specialized: {why}"
     ii = evaluate(plan, graph, target).ii
@@ -55,11 +64,14 @@ def decide(
     return plan, f"specialized: {len(plan.partitions)} partitions (II {ii} vs {ii_single})"
 
 
-def _specialize(graph: LoopGraph, target: Target, facts: Facts) -> tuple[Plan | None, str]:
+def _specialize(
+    graph: LoopGraph, target: Target, facts: Facts, deadline: Deadline
+) -> tuple[Plan | None, str]:
     table = cost_table(graph, target)
-    state = merge_data_partitions(facts)
+    state = merge_data_partitions(facts, deadline)
     cap_partitions(state, table, target.max_partitions)
     while len(state.members) > 1:
+        deadline.check("the heuristic")
         ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
         split = r4_split(table, state)
         if split and not fits_default(graph, target, table, members_of(assignment, 0)):
@@ -147,7 +159,7 @@ def _r4_reason(graph: LoopGraph, split: TmemIf) -> str:
 
 def _assign(graph, facts, table, state, ids, roles):
     data_partition = {m: ids[r] for r in state.roots() for m in state.members[r]}
-    return assign(graph, facts, table, data_partition, roles)
+    return assign(graph, facts, table, data_partition, roles, state.deadline)
 
 
 def _label(role: str, flags: int) -> str:
