@@ -47,14 +47,28 @@ def group_cost(table: CostTable, members) -> int:
 
 def cap_partitions(state: MergeState, table: CostTable, limit: int) -> None:
     """Merge the cheapest pair of partitions (not vetoed, if any such pair) until within limit."""
+    cost = {r: group_cost(table, state.members[r]) for r in state.members}
     while len(state.members) > limit:
-        roots = state.roots()
-        cost = {r: group_cost(table, state.members[r]) for r in roots}
-        pairs = [(cost[a] + cost[b], a, b) for i, a in enumerate(roots) for b in roots[i + 1 :]]
-        pairs.sort()
-        allowed = [p for p in pairs if not state.vetoed(p[1], p[2])]
-        _, a, b = (allowed or pairs)[0]
-        state.merge(CAP, a, b)
+        a, b = _cheapest_pair(state, cost, vetoes=True) or _cheapest_pair(state, cost, False)
+        total = cost.pop(a) + cost.pop(b)
+        cost[state.merge(CAP, a, b)] = total
+
+
+def _cheapest_pair(state: MergeState, cost: dict[int, int], vetoes: bool):
+    """The pair (a, b), a < b, of least summed cost (ties: least a, then b) among the pairs no
+    veto forbids (all pairs without `vetoes`); None when there is none."""
+    order = sorted(cost, key=lambda r: (cost[r], r))
+    best = None
+    for i, x in enumerate(order):
+        if best is not None and 2 * cost[x] > best[0]:
+            break  # every pair left costs more
+        for y in order[i + 1 :]:
+            pair = (cost[x] + cost[y], min(x, y), max(x, y))
+            if best is not None and pair[0] > best[0]:
+                break
+            if (best is None or pair < best) and not (vetoes and state.vetoed(*pair[1:])):
+                best = pair
+    return best[1:] if best else None
 
 
 def number_partitions(

@@ -240,6 +240,10 @@ class Rule:
     scope: str  # "edge": test(state, edge, fu, fv); "pair": test(state, a, b, fa, fb)
     test: Callable
     register_accumulator_only: bool = False  # only on targets whose MMA keeps acc in registers
+    # Pair rules: the test reads the two partitions' flags alone (the engine tries one pair per
+    # kind of partition), unless the rule names `partners(state, a)`: the partitions that
+    # can match partition `a` (the engine tries those).
+    partners: Callable | None = None
 
     @property
     def doc(self) -> str:
@@ -250,8 +254,8 @@ def _edge(fn, reg: bool = False) -> Rule:
     return Rule(fn.__name__, "edge", fn, reg)
 
 
-def _pair(fn, reg: bool = False) -> Rule:
-    return Rule(fn.__name__, "pair", fn, reg)
+def _pair(fn, reg: bool = False, partners: Callable | None = None) -> Rule:
+    return Rule(fn.__name__, "pair", fn, reg, partners)
 
 
 # Phase 1: walked in this order to a fixed point (restarting at the top after each merge).
@@ -284,7 +288,7 @@ PAIR_RULES: tuple[Rule, ...] = (
     _pair(mma_mma),
     _pair(load_load),
     _pair(plain_store),
-    _pair(shared_tmem_alloc),
+    _pair(shared_tmem_alloc, partners=lambda s, a: s.tmem_sharers(a)),
 )
 
 # Merges made after the rules: over the target's partition limit, or over its register file.

@@ -9,7 +9,7 @@ not hardware rates are in cost_params.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from math import ceil
 
 from .cost_params import PARAMS, CostParams
@@ -96,7 +96,14 @@ class CostTable:
 
     def values_of(self, node_id: int) -> list[ValueCost]:
         """The channelled values of one node, by value name."""
-        return [v for (u, _), v in self.values.items() if u == node_id]
+        return self._values_by_producer.get(node_id, [])
+
+    @cached_property
+    def _values_by_producer(self) -> dict[int, list[ValueCost]]:
+        found: dict[int, list[ValueCost]] = {}
+        for (u, _), v in self.values.items():
+            found.setdefault(u, []).append(v)
+        return found
 
 
 def cost_table(graph: LoopGraph, target: Target, params: CostParams = PARAMS) -> CostTable:
