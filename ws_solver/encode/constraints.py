@@ -19,10 +19,41 @@ from .objective import ii_lower_bound
 from .variables import Encoding
 
 
+def shared_groups(table) -> dict[int, int]:
+    """Node -> the lowest node it must share its one partition with, for the nodes of groups
+    of two or more: Triton's lowering rules keep a node where another runs (`together`, on a
+    specialized loop; unspecialized, everything shares partition 0) and the wgmmas together,
+    which for two nodes that run in one partition each means the same partition."""
+    single = set(table.assignable) - table.duplicable
+    parent = {n: n for n in single}
+
+    def find(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    pairs = [(t.src, t.dst) for t in table.lowering.together]
+    first, *rest = table.lowering.same_partition or (None,)
+    pairs += [(first, n) for n in rest]
+    for a, b in pairs:
+        if a in single and b in single:
+            ra, rb = find(a), find(b)
+            parent[max(ra, rb)] = min(ra, rb)
+    return {n: find(n) for n in single if find(n) != n}
+
+
 def assign_nodes(enc: Encoding) -> None:
-    """assignment: x[n,p]; each assignable node runs in one partition (duplicable: >= 1)."""
+    """assignment: x[n,p]; each assignable node runs in one partition (duplicable: >= 1).
+    With `collapse`, a node that must share its partition with a lower one (`shared_groups`)
+    takes that node's literals."""
     model, table = enc.model, enc.table
+    lead = shared_groups(table) if enc.options.collapse else {}
     for n in table.assignable:
+        if n in lead:
+            for p in range(enc.partitions):
+                enc.x[n, p] = enc.member[n, p] = enc.x[lead[n], p]
+            continue
         row = []
         for p in range(enc.partitions):
             enc.x[n, p] = enc.member[n, p] = enc.bool(f"x[{n},{p}]")
@@ -38,7 +69,7 @@ def mark_used(enc: Encoding) -> None:
     model = enc.model
     for p in range(enc.partitions):
         used = enc.bool(f"used[{p}]")
-        column = [enc.x[n, p] for n in enc.table.assignable]
+        column = list({enc.x[n, p].index: enc.x[n, p] for n in enc.table.assignable}.values())
         enc.add("partitions", model.add_bool_or(column), used)
         for lit in column:
             enc.add("partitions", model.add_implication(lit, used))
@@ -85,14 +116,24 @@ def derive_membership(enc: Encoding) -> None:
 
 def break_symmetry(enc: Encoding) -> None:
     """symmetry: partitions 1..P-1 in first-use order: p's lowest node is not below p-1's
-    (2..P-1 when lowering rule R4 gives partition 1 a meaning, see `first_free_partition`)."""
+    (2..P-1 when lowering rule R4 gives partition 1 a meaning, see `first_free_partition`).
+    `seen` literals (p-1 runs one of the nodes up to n) keep it linear in the nodes."""
     if not enc.options.symmetry_breaking:
         return
-    nodes = sorted(enc.table.assignable)
+    model, nodes = enc.model, sorted(enc.table.assignable)
     for p in range(first_free_partition(enc.table) + 1, enc.partitions):
-        for i, n in enumerate(nodes):
-            earlier = [enc.x[m, p - 1] for m in nodes[: i + 1]]
-            enc.add("symmetry", enc.model.add_bool_or([~enc.x[n, p], *earlier]))
+        seen = None
+        for n in nodes:
+            here = enc.x[n, p - 1]
+            if seen is None:
+                seen = here
+            else:  # now = seen or here
+                now = enc.bool(f"seen[{n},{p - 1}]")
+                enc.add("symmetry", model.add_bool_or([~now, seen, here]))
+                enc.add("symmetry", model.add_implication(seen, now))
+                enc.add("symmetry", model.add_implication(here, now))
+                seen = now
+            enc.add("symmetry", model.add_implication(enc.x[n, p], seen))
 
 
 def first_free_partition(table) -> int:
@@ -252,13 +293,16 @@ def _wgmmas_together(enc: Encoding) -> None:
     first, *rest = enc.table.lowering.same_partition or (None,)
     for n in rest:
         for p in range(enc.partitions):
-            enc.add("lowering", enc.model.add(enc.member[n, p] == enc.member[first, p]))
+            if enc.member[n, p] is not enc.member[first, p]:
+                enc.add("lowering", enc.model.add(enc.member[n, p] == enc.member[first, p]))
 
 
 def _no_crossing(enc: Encoding) -> None:
     """R3, R6, R8, R9, R11: dst runs only where src runs."""
     for t in enc.table.lowering.together:
         for p in range(enc.partitions):
+            if enc.member[t.dst, p] is enc.member[t.src, p]:
+                continue  # one literal: they share their partition (`shared_groups`)
             lits = [~enc.member[t.dst, p], enc.member[t.src, p]]
             enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
 

@@ -27,10 +27,14 @@ from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
-# The subsolvers that earn their time on these models: `core` proves the bounds (the LP
-# relaxation of a partitioning model is weak, so the LP-based ones mostly cost time), the
-# two LP-free CP searches find the plans.
+# The subsolvers that earn their time on these models: `core` proves the bounds, the two
+# LP-free CP searches find the plans (with CP-SAT's LNS workers, which start from the hint).
 SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp")
+# Where the MMA keeps its accumulator in registers (sm_90), the wgmmas and the register
+# tensors they make or take share one partition (`shared_groups`), and the LP with cuts
+# bounds that partition's busy time: it proves loops of 900-3,000 ops the others leave at a
+# 2-3% gap. On sm_100 it only costs time (benchmarks/results/2026-12-01-scale).
+REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", *SUBSOLVERS)
 # Share of the deterministic time limit the first phase (least II) may use.
 FIRST_PHASE_SHARE = 0.9
 
@@ -74,6 +78,7 @@ def solver_parameters(
     workers: int,
     seed: int,
     deadline: Deadline = NO_DEADLINE,
+    subsolvers: tuple[str, ...] = SUBSOLVERS,
 ) -> None:
     """Reproducible search: fixed seed and workers, interleaved (deterministic) subsolvers,
     deterministic time limit; a wall-clock limit at `deadline`, else a generous one only as
@@ -83,12 +88,17 @@ def solver_parameters(
     params.random_seed = seed
     params.interleave_search = True
     params.interleave_batch_size = 1
-    params.subsolvers.extend(SUBSOLVERS)
+    params.subsolvers.extend(subsolvers)
     params.max_deterministic_time = time_limit
     params.max_time_in_seconds = wall_limit(time_limit, deadline)
     # CP-SAT would take Ctrl-C as "stop searching" (a cut-short solve, reported as if it were
     # the result) and leave SIGINT's default action behind it; Python's handler must see it.
     params.catch_sigint_signal = False
+
+
+def subsolvers_for(target: Target) -> tuple[str, ...]:
+    """CP-SAT's full-problem subsolvers for models of `target` (see SUBSOLVERS)."""
+    return REGISTER_ACCUMULATOR_SUBSOLVERS if target.mma_accumulator_in_registers else SUBSOLVERS
 
 
 def wall_limit(time_limit: float, deadline: Deadline) -> float:
@@ -100,8 +110,11 @@ def wall_limit(time_limit: float, deadline: Deadline) -> float:
 def add_hint(enc: Encoding, plan: Plan) -> bool:
     """Hint the decision variables with `plan`; False when it does not fit the model."""
     values = plan_values(enc, fit(enc, plan))
+    hinted = set()
     for var, value in values or ():
-        enc.model.add_hint(var, value)
+        if var.index not in hinted:  # nodes that share a partition share their literals
+            hinted.add(var.index)
+            enc.model.add_hint(var, value)
     return values is not None
 
 
@@ -163,7 +176,8 @@ def search(
     model, weight = enc.model, enc.table.params.ii_weight
     first = cp_model.CpSolver()
     first_limit = FIRST_PHASE_SHARE * time_limit
-    solver_parameters(first, first_limit, workers, seed, deadline)
+    subsolvers = subsolvers_for(enc.target)
+    solver_parameters(first, first_limit, workers, seed, deadline, subsolvers)
     model.minimize(enc.ii)
     first_found = _FirstSolution()
     status = first.solve(model, first_found)
@@ -186,7 +200,7 @@ def search(
     model.minimize(enc.objective)
     second = cp_model.CpSolver()
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
-    solver_parameters(second, rest, workers, seed, deadline)
+    solver_parameters(second, rest, workers, seed, deadline, subsolvers)
     status = second.solve(model)
     spent += second.deterministic_time
     stopped = stopped or _stopped_by(second, status, rest)

@@ -67,6 +67,8 @@ class EncodeOptions:
 
     max_partitions: int | None = None  # partitions the model offers (default: the target's)
     symmetry_breaking: bool = True  # order partitions 1..P-1 by their lowest node
+    # Nodes the lowering rules keep in one partition share their x literals (`shared_groups`).
+    collapse: bool = True
     assumptions: bool = False  # guard each limit group by one assumption literal
 
 
