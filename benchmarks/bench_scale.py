@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -324,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.measure, args.time_limit, args.workers, args.runs)))
         return 0
 
+    from benchmarks import archive
     from benchmarks.bench_solver import git_revision
 
     date = datetime.date.today().isoformat()
@@ -358,14 +360,13 @@ def main(argv: list[str] | None = None) -> int:
     (out / "scale.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     (out / "scale.md").write_text(markdown(meta, rows))
     plot(rows, args.time_limit, out / "scale.png")
-    manifest = {
-        "date": date,
-        "revision": meta["revision"],
-        "what": "heuristic and CP-SAT time, gap and memory on unrolled attention loops",
-        "command": "python -m benchmarks.bench_scale " + " ".join(argv or sys.argv[1:]),
-        "files": ["scale.md", "scale.json", "scale.png"],
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    archive.write_manifest(
+        out,
+        what="heuristic and CP-SAT time, gap and memory on unrolled attention loops",
+        command="python -m benchmarks.bench_scale " + shlex.join(argv or sys.argv[1:]),
+        revision=meta["revision"],
+        date=date,
+    )
     print(out / "scale.md")
     return 0
 
