@@ -35,20 +35,29 @@ def reaches(
 
 def descendants(graph: LoopGraph, sources: Iterable[int]) -> frozenset[int]:
     """`sources` and every node their results reach, through edges of either distance."""
-    found = set(sources)
-    for n in list(found):
-        found |= nx.descendants(graph.nx, n)
-    return frozenset(found)
+    return frozenset(_closure(sources, graph.out_edges, lambda e: e.dst))
 
 
 @cache
 def reaches_mma(graph: LoopGraph) -> tuple[bool, ...]:
     """Per node: whether its results reach an MMA op through edges of either distance."""
     mmas = [n.id for n in graph.of_kind(NodeKind.MMA)]
-    reach = set(mmas)
-    for n in mmas:
-        reach |= nx.ancestors(graph.nx, n)
+    reach = _closure(mmas, graph.in_edges, lambda e: e.src)
     return tuple(n.id in reach for n in graph.nodes)
+
+
+def _closure(sources: Iterable[int], edges, end) -> set[int]:
+    """`sources` and every node reached from them along `edges(n)` to `end(edge)`: one walk
+    for all the sources, so linear in the graph."""
+    found = set(sources)
+    queue = deque(found)
+    while queue:
+        for e in edges(queue.popleft()):
+            m = end(e)
+            if m not in found:
+                found.add(m)
+                queue.append(m)
+    return found
 
 
 def load_feeds_mma(graph: LoopGraph) -> bool:
@@ -84,11 +93,19 @@ def topological_order(graph: LoopGraph, nodes: Iterable[int] | None = None) -> l
 def longest_paths(graph: LoopGraph, start: int, weight: Callable[[int], int]) -> dict[int, int]:
     """Per node reached from `start` through distance-0 edges: the heaviest path there, each
     node entered adding its `weight` (`start` itself: 0)."""
-    dag = same_iteration(graph)
+    order, succ = _forward(graph)
     best = {start: 0}
-    for n in nx.topological_sort(dag):
+    for n in order:
         if n not in best:
             continue
-        for m in dag.successors(n):
+        for m in succ[n]:
             best[m] = max(best.get(m, -1), best[n] + weight(m))
     return best
+
+
+@cache
+def _forward(graph: LoopGraph) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]]]:
+    """`same_iteration(graph)` as a topological order and successor lists, built once per
+    graph (a loop has a recurrence per carried value, each walking it)."""
+    dag = same_iteration(graph)
+    return tuple(nx.topological_sort(dag)), {n: tuple(dag.successors(n)) for n in dag}
