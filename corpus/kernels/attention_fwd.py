@@ -205,13 +205,19 @@ def make_inputs(
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns O as [Z, H, N_CTX, HEAD_DIM]."""
+    return launch_kernel(KERNEL, config, inputs, inputs["lse"])
+
+
+def launch_kernel(kernel: Any, config: dict, inputs: dict[str, Any], *outputs: Any) -> Any:
+    """Run an attention kernel taking (Q, K, V, O descriptors, *outputs, sm_scale, N_CTX,
+    **config); returns O."""
     q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
     z, h, n, d = q.shape
     bm, bn = config["BLOCK_M"], config["BLOCK_N"]
     flat = [t.reshape(z * h * n, d) for t in (q, k, v, o)]
     descs = [tma(t, [b, d]) for t, b in zip(flat, (bm, bn, bn, bm), strict=True)]
     grid = (triton.cdiv(n, bm), z * h)
-    KERNEL[grid](*descs, inputs["lse"], inputs["sm_scale"], n, **config)
+    kernel[grid](*descs, *outputs, inputs["sm_scale"], n, **config)
     return o
 
 

@@ -19,7 +19,6 @@ import triton
 import triton.language as tl
 
 from corpus.kernels import attention_fwd
-from corpus.kernels._common import tma
 from corpus.kernels.attention_fwd import LOG2E, _softmax_update
 
 
@@ -88,20 +87,11 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
 
 
 def signature(config: dict) -> dict[str, str]:
-    """ASTSource signature for one config."""
-    d, bm, bn = config["HEAD_DIM"], config["BLOCK_M"], config["BLOCK_N"]
-    return {
-        "q_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "k_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "v_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "o_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "sm_scale": "fp32",
-        "N_CTX": "i32",
-        "HEAD_DIM": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "UNROLL": "constexpr",
-    }
+    """ASTSource signature for one config: attention_fwd's, without the log-sum-exp output
+    and the causal variants, with UNROLL."""
+    fwd = attention_fwd.signature(config)
+    dropped = ("lse_ptr", "CAUSAL", "AHEAD")
+    return {**{k: v for k, v in fwd.items() if k not in dropped}, "UNROLL": "constexpr"}
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
@@ -113,14 +103,7 @@ def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns O as [Z, H, N_CTX, HEAD_DIM]."""
-    q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
-    z, h, n, d = q.shape
-    bm, bn = config["BLOCK_M"], config["BLOCK_N"]
-    flat = [t.reshape(z * h * n, d) for t in (q, k, v, o)]
-    descs = [tma(t, [b, d]) for t, b in zip(flat, (bm, bn, bn, bm), strict=True)]
-    grid = (triton.cdiv(n, bm), z * h)
-    KERNEL[grid](*descs, inputs["sm_scale"], n, **config)
-    return o
+    return attention_fwd.launch_kernel(KERNEL, config, inputs)
 
 
 reference = attention_fwd.reference
