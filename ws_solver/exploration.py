@@ -24,6 +24,7 @@ from .model.graph import LoopGraph
 from .model.kinds import NodeRole
 from .model.plan import Plan
 from .model.target import Target, target_for
+from .options import DEFAULT_WORKERS
 from .pipeline import (
     SolveOptions,
     _Planned,
@@ -235,7 +236,7 @@ def explore(
     k: int = 4,
     target: str | None = None,
     time_limit: float = 2.0,
-    workers: int = 1,
+    workers: int = DEFAULT_WORKERS,
     seed: int = 0,
     backend: Any = None,
 ) -> dict:

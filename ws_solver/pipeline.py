@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import ir, plancache
+from . import options as options_mod
 from .clock import Deadline, OutOfTime
 from .ir.annotate import annotate_loop, clear_loop
 from .model.annotation import loop_annotation
@@ -37,7 +38,7 @@ class SolveOptions:
     # Seconds for one loop: the wall-clock time of the whole strategy (heuristic, encoding,
     # search), and CP-SAT's deterministic time, whichever runs out first.
     time_limit: float = 10.0
-    workers: int = 2
+    workers: int = options_mod.DEFAULT_WORKERS
     seed: int = 0
     cache: bool = True  # reuse/store plans in ws_solver.plancache (not part of the key)
     # Optimal only: depart from the heuristic's plan only for a larger modeled gain
@@ -49,6 +50,16 @@ class SolveOptions:
     # False: the time limit bounds CP-SAT's deterministic time only, so that a run repeats
     # exactly whatever the machine's load (compare and demo); the wall clock is unbounded.
     wall_clock: bool = True
+
+    def __post_init__(self) -> None:
+        """Bad values fail here, one line (ValueError), not inside OR-Tools later."""
+        object.__setattr__(self, "time_limit", options_mod.check_time_limit(self.time_limit))
+        options_mod.check_workers(self.workers)
+        options_mod.check_seed(self.seed)
+        options_mod.check_flag(self.cache, "cache")
+        options_mod.check_flag(self.force, "force")
+        options_mod.check_flag(self.wall_clock, "wall_clock")
+        object.__setattr__(self, "margin", options_mod.check_margin(self.margin))
 
 
 @dataclass

@@ -13,7 +13,7 @@ import sys
 
 from .. import __version__
 from . import compare, demo, explain, explore, graph, partition, tune
-from .common import PROG, CliError, report
+from .common import PROG, CliError, report, resource_failure
 
 COMMANDS = [graph, partition, compare, explore, explain, demo, tune]
 
@@ -51,5 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if os.environ.get(DEBUG_ENV):
             raise
+        failure = resource_failure(e)
+        if failure is not None:
+            report(failure.message)
+            return failure.code
         report(f"internal error: {type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)")
         return 3

@@ -7,15 +7,18 @@ Failures meant for the user are `CliError`s: `main` prints them as one line on s
 from __future__ import annotations
 
 import argparse
-import os
+import errno
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from .. import ir
+from .. import ir, options
 from ..model import LoopGraph, build_graph, ws_loops
 from ..model.check import check_plan
 from ..strategy import Strategy
+from . import files
+from .errors import CliError
+from .files import check_distinct, check_output, write_bytes  # noqa: F401 (for the commands)
 
 PROG = "ws-solver"
 
@@ -47,13 +50,29 @@ def exit_status_epilog(*codes: int) -> str:
     return "\n".join(lines)
 
 
-class CliError(Exception):
-    """A failure reported to the user as one line; `code` is the exit status."""
+# OS errors that say the machine ran out of something, not that ws_solver has a bug.
+_RESOURCE_ERRNOS = frozenset(
+    {errno.ENOMEM, errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.EDQUOT}
+)
 
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+
+def resource_failure(e: BaseException) -> CliError | None:
+    """A CliError (exit 2) for running out of memory, disk, file descriptors or processes;
+    None for anything else."""
+    if isinstance(e, MemoryError):
+        return CliError("out of memory (the input may be too large for this machine)")
+    if isinstance(e, OSError) and e.errno in _RESOURCE_ERRNOS:
+        return CliError(f"out of resources: {e.strerror or e}")
+    return None
+
+
+def internal_failure(place: object, e: BaseException) -> CliError:
+    """What an unexpected exception at `place` becomes: a resource failure (exit 2), else an
+    internal error (exit 3)."""
+    failure = resource_failure(e)
+    if failure is not None:
+        return CliError(f"{place}: {failure.message}", failure.code)
+    return CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL)
 
 
 def report(message: str) -> None:
@@ -61,21 +80,16 @@ def report(message: str) -> None:
     print(f"{PROG}: {' '.join(message.splitlines())}", file=sys.stderr, flush=True)
 
 
-def find_ttgir(paths: list[str]) -> list[Path]:
-    """The files named, with directories searched recursively for `*.ttgir` (sorted)."""
+def find_ttgir(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """The files named, with directories searched recursively for `*.ttgir` (sorted), and a
+    message per folder entry skipped (see `files.ttgir_under`)."""
     found: dict[Path, None] = {}
+    skipped: list[str] = []
     for arg in paths:
-        path = Path(arg)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*.ttgir") if p.is_file())
-            if not files:
-                raise CliError(f"{arg}: no *.ttgir files in this directory")
-            found.update(dict.fromkeys(files))
-        elif path.exists():
-            found[path] = None
-        else:
-            raise CliError(f"{arg}: no such file or directory")
-    return list(found)
+        named, passed = files.ttgir_under(arg)
+        found.update(dict.fromkeys(named))
+        skipped += [message for _, message in passed]
+    return list(found), skipped
 
 
 def read_module(path: Path) -> ir.Module:
@@ -118,48 +132,8 @@ def module_graphs(path: Path, module: ir.Module, loop: int | None = None) -> lis
 
 
 def write_output(text: str, out: str | None) -> None:
-    """Write to stdout (`out` None or "-") or atomically to a file: the file either keeps
-    its old content or gets all of the new one, never a part."""
+    """Write to stdout (`out` None or "-") or to a file, all or nothing (see `files`)."""
     write_bytes(text.encode("utf-8"), out)
-
-
-def write_bytes(data: bytes, out: str | os.PathLike | None) -> None:
-    """`write_output` for bytes (images): stdout, or atomically to a file."""
-    text = None if out is None else str(out)
-    if text is None or text == "-":
-        stream = getattr(sys.stdout, "buffer", None)
-        if stream is None:
-            sys.stdout.write(data.decode("utf-8", errors="replace"))
-        else:
-            sys.stdout.flush()
-            stream.write(data)
-        sys.stdout.flush()
-        return
-    out = text
-    target = Path(out)
-    try:
-        mode = target.stat().st_mode & 0o7777 if target.exists() else _default_mode()
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as e:
-        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
-        raise
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 # -- shared by the commands that plan loops (partition, compare, explain, demo) ---------------
@@ -196,6 +170,19 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
+
+
+def argument_type(check: Callable[[str], object], name: str) -> Callable[[str], object]:
+    """An argparse type from one of ``ws_solver.options``' parsers (ValueError → usage error)."""
+
+    def convert(text: str) -> object:
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = name  # argparse names the type in some messages
+    return convert
 
 
 def add_command(subparsers, name: str, help: str, description: str, epilog: str):
@@ -236,27 +223,33 @@ def add_solver_arguments(
     parser: argparse.ArgumentParser,
     *,
     time_limit: float,
-    workers: int,
     cache: bool,
     clock_help: str = WALL_CLOCK_HELP,
 ) -> None:
-    """--time-limit, --workers, --seed and the plan-cache switch."""
+    """--time-limit, --workers, --seed (checked by ``ws_solver.options``) and the plan-cache
+    switch."""
+    workers = options.DEFAULT_WORKERS
     parser.add_argument(
         "--time-limit",
-        type=positive_float,
+        type=argument_type(options.parse_time_limit, "time limit"),
         default=time_limit,
         metavar="S",
         help=f"time limit per loop, in seconds (default: {time_limit:g}): {clock_help}",
     )
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=argument_type(options.parse_workers, "workers"),
         default=workers,
         metavar="N",
-        help=f"CP-SAT search workers per loop (default: {workers})",
+        help=f"CP-SAT search workers per loop, 1 to {options.MAX_WORKERS} (default: {workers}, "
+        "as everywhere; the plan depends on it, not on the machine)",
     )
     parser.add_argument(
-        "--seed", type=non_negative_int, default=0, metavar="K", help="solver seed (default: 0)"
+        "--seed",
+        type=argument_type(options.parse_seed, "seed"),
+        default=0,
+        metavar="K",
+        help=f"solver seed, 0 to {options.MAX_SEED} (default: 0)",
     )
     if cache:
         parser.add_argument(

@@ -26,7 +26,10 @@ from .common import (
     CliError,
     add_command,
     add_solver_arguments,
+    check_distinct,
+    check_output,
     exit_status_epilog,
+    internal_failure,
     loop_place,
     module_target,
     plan_failure,
@@ -36,6 +39,7 @@ from .common import (
     solve_options,
     write_output,
 )
+from .files import ttgir_under
 
 DESCRIPTION = """\
 For every loop marked tt.warp_specialize in the given TTGIR files (folders are searched
@@ -83,9 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
-    add_solver_arguments(
-        parser, time_limit=2.0, workers=1, cache=False, clock_help=DETERMINISTIC_HELP
-    )
+    add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
     parser.add_argument(
         "--report",
         metavar="R.md|R.html",
@@ -101,8 +103,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     report_format = check_report_path(args.report)
     for out in (args.report, args.json):
-        check_writable(out)
-    result = run_compare(args.paths, args, progress=not args.quiet)
+        check_output(out)
+    outputs = (args.report, args.json)
+    result = run_compare(args.paths, args, progress=not args.quiet, outputs=outputs)
     document = result.document
     if not document["loops"] and document["failures"]:
         return result.exit_status  # nothing compared: each failure was reported; no files
@@ -136,12 +139,6 @@ def check_report_path(path: str | None) -> str | None:
     return REPORT_FORMATS[suffix]
 
 
-def check_writable(out: str | None) -> None:
-    from .partition import check_writable as check
-
-    check(out)
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 
@@ -165,24 +162,27 @@ class CompareResult:
     exit_status: int
 
 
-def run_compare(paths, args, progress: bool = True, target: str | None = None) -> CompareResult:
+def run_compare(
+    paths, args, progress: bool = True, target: str | None = None, outputs=()
+) -> CompareResult:
     """Collect the loops under `paths`, compare each on the backend `args` asks for (local
     processes by default, see `backend_from_args`), and return the document and the exit
     status. `args` carries jobs, time_limit, workers, seed, cache (and backend, ray_address,
-    retries)."""
+    retries); `outputs` are files to be written, which must not be among the inputs."""
     import ws_solver
 
     with backend_from_args(args, ship=(ws_solver,)) as backend:
-        return compare_on(backend, paths, args, progress, target)
+        return compare_on(backend, paths, args, progress, target, outputs)
 
 
 def compare_on(
-    backend: Backend, paths, args, progress: bool = True, target: str | None = None
+    backend: Backend, paths, args, progress: bool = True, target: str | None = None, outputs=()
 ) -> CompareResult:
     """`run_compare` on a backend already open."""
     start = time.perf_counter()
     options = solve_options(args, wall_clock=False)
     files, failures = collect_files(paths)
+    check_distinct(files, outputs)
     tasks: list[Task] = []
     for path in files:
         try:
@@ -257,23 +257,18 @@ def exit_status(records: list, failures: list) -> int:
 
 def collect_files(paths) -> tuple[list[Path], list[dict]]:
     """The TTGIR files under `paths` (folders: recursively, sorted), and a failure record
-    for each path that does not exist or holds no TTGIR file."""
+    for each path that does not exist or holds no TTGIR file, and for each folder entry
+    skipped (a dangling link, a FIFO...)."""
     found: dict[Path, None] = {}
     failures = []
     for arg in paths:
-        path = Path(arg)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*.ttgir") if p.is_file())
-            if not files:
-                message = f"{arg}: no *.ttgir files in this directory"
-                failures.append(failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
-                report(message)
-            found.update(dict.fromkeys(files))
-        elif path.exists():
-            found[path] = None
-        else:
-            message = f"{arg}: no such file or directory"
-            failures.append(failure_record(str(arg), message, "bad_input", EXIT_BAD_INPUT))
+        try:
+            named, skipped = ttgir_under(arg)
+        except CliError as e:
+            named, skipped = [], [(arg, e.message)]
+        found.update(dict.fromkeys(named))
+        for file, message in skipped:
+            failures.append(failure_record(str(file), message, "bad_input", EXIT_BAD_INPUT))
             report(message)
     return list(found), failures
 
@@ -299,8 +294,9 @@ def solve_task(task: Task) -> dict:
             result.optimal, result.optimal_details, graph, target, Strategy.OPTIMAL
         )
     except Exception as e:
-        message = f"{where}: internal error: {type(e).__name__}: {e}"
-        return _failed(task, None, None, message, "internal", EXIT_INTERNAL)
+        error = internal_failure(where, e)
+        kind = "internal" if error.code == EXIT_INTERNAL else "resource"
+        return _failed(task, None, None, error.message, kind, error.code)
     if failure is not None:
         kind = "infeasible" if failure.code == EXIT_INFEASIBLE else "timeout"
         message = f"{where}: {failure.message}"

@@ -19,8 +19,10 @@ from .common import (
     CliError,
     add_command,
     add_solver_arguments,
+    check_output,
     exit_status_epilog,
     positive_int,
+    write_bytes,
     write_output,
 )
 from .compare import run_compare
@@ -78,7 +80,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_solver_arguments(
         parser,
         time_limit=DEFAULT_TIME_LIMIT,
-        workers=1,
         cache=False,
         clock_help=DETERMINISTIC_HELP,
     )
@@ -102,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if not corpus.exists():
         raise CliError(f"{corpus}: no such file or directory")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: not a directory")
+    check_folder(out)
     result = run_compare([_display_path(corpus)], args, progress=not args.quiet)
     document = result.document
     if not document["loops"]:
@@ -138,19 +138,50 @@ def render(document: dict) -> dict[str, bytes]:
     return files
 
 
+def check_folder(out: Path) -> None:
+    """Fail before any solving when the report folder cannot be made or written: `out` is
+    a writable folder whose report files can be written, or can be made in one."""
+    if out.exists():
+        if not out.is_dir():
+            raise CliError(f"{out}: not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise CliError(f"{out}: cannot write: permission denied")
+        for name in FILES:
+            check_output(str(out / name))
+        return
+    parent = out.absolute().parent
+    while not parent.exists() and not parent.is_symlink():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise CliError(f"{out}: cannot make the folder: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{out}: cannot make the folder in {parent}: permission denied")
+
+
+def _written_through(path: Path) -> bool:
+    """A link or a device: written where it points, not replaced (see `files`)."""
+    return path.is_symlink() or (path.exists() and not path.is_file())
+
+
 def write_folder(out: Path, files: dict[str, bytes]) -> None:
     """Write the files into a fresh folder beside `out`, then move each into `out` (made if
-    needed) with an atomic rename: a failed run leaves no half-written file."""
+    needed) with an atomic rename: a failed run leaves no half-written file. Links and
+    devices among them are written through, never replaced."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=out, prefix=".demo-"))
     except OSError as e:
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
     try:
+        direct = {name for name in files if _written_through(out / name)}
         for name, data in files.items():
-            (staging / name).write_bytes(data)
-        for name in files:
-            os.replace(staging / name, out / name)
+            if name not in direct:
+                (staging / name).write_bytes(data)
+        for name, data in files.items():
+            if name in direct:
+                write_bytes(data, out / name)
+            else:
+                os.replace(staging / name, out / name)
     except OSError as e:
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
     finally:

@@ -18,7 +18,10 @@ from .common import (
     add_solver_arguments,
     add_strategy_argument,
     add_target_argument,
+    check_distinct,
+    check_output,
     exit_status_epilog,
+    internal_failure,
     loop_place,
     module_graphs,
     module_target,
@@ -74,7 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_strategy_argument(parser)
     add_target_argument(parser)
-    add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
+    add_solver_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument(
         "-o",
         "--output",
@@ -94,11 +97,10 @@ def output_format(out: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .partition import check_writable
-
     fmt = output_format(args.output)
-    check_writable(args.output)
+    check_output(args.output)
     path = Path(args.input)
+    check_distinct([path], [args.output])
     loop = args.loop if args.loop is not None or fmt in ("txt", "dot") else 0
     module = read_module(path)
     graphs = module_graphs(path, module, loop)
@@ -121,7 +123,7 @@ def explain_loop(file: str, graph, target, strategy: str, options) -> ex.Explain
     try:
         plan, reason, details = plan_loop(graph, target, strategy, options)
     except Exception as e:
-        raise CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
+        raise internal_failure(place, e) from e
     failure = plan_failure(plan, details, graph, target, strategy)
     if failure is not None:
         raise CliError(f"{place}: {failure.message}", failure.code)

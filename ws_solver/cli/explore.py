@@ -74,7 +74,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_solver_arguments(
         parser,
         time_limit=2.0,
-        workers=1,
         cache=False,
         clock_help="CP-SAT's deterministic time per plan found (the same on every machine)",
     )

@@ -8,6 +8,8 @@ from ..report.graph import graph_dot, graph_json, graph_text, summary_table
 from .common import (
     CliError,
     add_command,
+    check_distinct,
+    check_output,
     find_ttgir,
     load_graphs,
     report,
@@ -66,9 +68,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    files = find_ttgir(args.paths)
+    check_output(args.output)
+    files, skipped = find_ttgir(args.paths)
+    check_distinct(files, [args.output])
     if args.format == "table":
-        return _table(files, args)
+        return _table(files, skipped, args)
+    if skipped:
+        raise CliError(skipped[0])
     loops = [(str(f), g) for f in files for g in load_graphs(f, args.loop)]
     if args.format == "json":
         text = graph_json(loops)
@@ -80,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(files, args: argparse.Namespace) -> int:
+def _table(files, skipped: list[str], args: argparse.Namespace) -> int:
     loops, failed = [], 0
+    for message in skipped:
+        report(message)
     for f in files:
         try:
             loops.extend((str(f), g) for g in load_graphs(f, args.loop))
@@ -90,13 +98,16 @@ def _table(files, args: argparse.Namespace) -> int:
             failed += 1
     text = summary_table(loops)
     text += f"{_count(len(loops), 'loop')} in {_count(len(files) - failed, 'file')}"
-    text += f"; {failed} of {_count(len(files), 'file')} failed\n" if failed else "\n"
+    text += f"; {failed} of {_count(len(files), 'file')} failed" if failed else ""
+    text += f"; {_count(len(skipped), 'entry')} skipped\n" if skipped else "\n"
     write_output(text, args.output)
-    return 1 if failed else 0
+    return 1 if failed or skipped else 0
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _loop_index(text: str) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from ..model import build_graph
@@ -20,7 +19,10 @@ from .common import (
     add_solver_arguments,
     add_strategy_argument,
     add_target_argument,
+    check_distinct,
+    check_output,
     exit_status_epilog,
+    internal_failure,
     loop_place,
     module_target,
     plan_failure,
@@ -73,7 +75,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_strategy_argument(parser)
     add_target_argument(parser)
-    add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
+    add_solver_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no per-loop summary lines on stderr"
@@ -84,7 +86,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     path = Path(args.input)
     for out in (args.output, args.json):
-        check_writable(out)
+        check_output(out)
+    check_distinct([path], [args.output, args.json])
     module = read_module(path)
     loops = require_ws_loops(path, module)
     target = module_target(path, module, args.target)
@@ -102,12 +105,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except LoopError as e:
         place = loop_place(path, e.loop.kernel, e.loop.loop, e.loop.line)
-        error = e.error
-        raise CliError(
-            f"{place}: internal error: {type(error).__name__}: {error}", EXIT_INTERNAL
-        ) from e
+        raise internal_failure(place, e.error) from e
     except Exception as e:
-        raise CliError(f"{path}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL) from e
+        raise internal_failure(path, e) from e
     for graph, loop_report in zip(graphs, reports, strict=True):
         failure = plan_failure(loop_report.plan, loop_report.solver, graph, target, args.strategy)
         if failure is not None:
@@ -121,16 +121,3 @@ def run(args: argparse.Namespace) -> int:
         for loop_report in reports:
             report(summary_line(str(path), loop_report))
     return EXIT_OK
-
-
-def check_writable(out: str | None) -> None:
-    """Fail before any work when OUT's folder does not exist or cannot be written."""
-    if out is None or out == "-":
-        return
-    folder = Path(out).parent
-    if not folder.is_dir():
-        raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise CliError(f"{out}: cannot write: permission denied")
-    if Path(out).is_dir():
-        raise CliError(f"{out}: cannot write: is a directory")

@@ -101,7 +101,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="use tuning choices already in the on-disk cache (default: tune afresh)",
     )
-    add_solver_arguments(parser, time_limit=10.0, workers=2, cache=True)
+    add_solver_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument("--compile-only", metavar="KERNEL:CONFIG", help=argparse.SUPPRESS)
     return parser
 

@@ -22,6 +22,7 @@ from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
 from ..model.unspecialized import single_partition_plan
+from ..options import DEFAULT_WORKERS
 from ..strategy import Strategy
 from .build import encode
 from .decode import decode, fit, plan_values
@@ -225,7 +226,7 @@ def solve(
     target: Target,
     hint: Plan | None = None,
     time_limit: float = 10.0,
-    workers: int = 2,
+    workers: int = DEFAULT_WORKERS,
     seed: int = 0,
     options: EncodeOptions | None = None,
     deadline: Deadline = NO_DEADLINE,

@@ -19,8 +19,10 @@ import contextlib
 import gc
 import os
 from collections.abc import Iterator
+from dataclasses import fields
 from typing import Any
 
+from ..options import DEFAULT_WORKERS, check_flag
 from ..pipeline import SolveOptions
 from ..strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
 from . import guard as lguard
@@ -33,7 +35,7 @@ _session: Session | None = None
 def enable(
     strategy: Strategy | str = Strategy.OPTIMAL,
     time_limit: float = 10.0,
-    workers: int = 2,
+    workers: int = DEFAULT_WORKERS,
     seed: int = 0,
     *,
     cache: bool = True,
@@ -42,6 +44,7 @@ def enable(
     release_per_warp_group: bool = True,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
+    partition_timeout: float | None = None,
     reset_caches: bool = True,
     **options: Any,
 ) -> Settings:
@@ -61,20 +64,27 @@ def enable(
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
+    ``partition_timeout``: wall seconds one partitioning attempt may take before it counts as
+    hung and the next strategy is tried (default: ``Settings.partition_limit()``).
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
+    Every option is checked here: a bad value raises ``ValueError`` (an unknown one
+    ``TypeError``), and nothing is installed.
     """
     strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
-    if lowering_timeout is not None and lowering_timeout < 0:
-        raise ValueError(f"lowering_timeout must be positive or None, got {lowering_timeout}")
+    unknown = sorted(set(options) - {f.name for f in fields(SolveOptions)})
+    if unknown:
+        raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
+    check_flag(reset_caches, "reset_caches")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
     settings = Settings(
         strategy,
         solve,
         apply_registers,
         overlap_wgmma,
-        lowering_timeout or None,
+        lowering_timeout,
         release_per_warp_group,
+        partition_timeout,
     )
     with lock:
         if _session is not None:

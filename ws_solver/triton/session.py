@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import plancache
+from ..options import check_flag, check_optional_seconds
 from ..pipeline import SolveOptions
-from ..strategy import DROPIN_STRATEGIES, Explore, Strategy
+from ..strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
 from . import guard as lguard
 from . import rewrites
 
@@ -29,6 +30,9 @@ def fallbacks_for(strategy: Strategy | Explore) -> tuple[Strategy | Explore, ...
 
 
 STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were not enabled
+# The default partitioning limit: margin + slack × the solver's limit per WS loop (wall s).
+PARTITION_MARGIN_S = 60.0
+PARTITION_SLACK = 4.0
 
 _SOURCES_THAT_CHANGE_BINARIES = (
     "ir",
@@ -61,6 +65,29 @@ class Settings:
     # sm_90: release a two-warp-group consumer's stages per warp group, in the PTX
     # (wgrelease.py).
     release_per_warp_group: bool = True
+    # Wall seconds one partitioning attempt may take (None: derived from the solver's time
+    # limit, see partition_limit). Not part of the digest, like lowering_timeout.
+    partition_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
+        object.__setattr__(self, "strategy", parse_strategy(self.strategy, DROPIN_STRATEGIES))
+        if not isinstance(self.solve, SolveOptions):
+            raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
+        for name in ("apply_registers", "overlap_wgmma", "release_per_warp_group"):
+            check_flag(getattr(self, name), name)
+        for name in ("lowering_timeout", "partition_timeout"):
+            object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
+
+    def partition_limit(self, loops: int, strategy: Strategy | Explore = Strategy.OPTIMAL) -> float:
+        """Wall seconds an attempt of ``strategy`` on a kernel with ``loops`` WS loops may
+        take: ``partition_timeout``, else a margin over the solver's own (deterministic)
+        limits, which a loaded machine can stretch (explore:K solves K + 1 times a loop)."""
+        if self.partition_timeout is not None:
+            return self.partition_timeout
+        rounds = strategy.rank + 1 if isinstance(strategy, Explore) else 1
+        solves = max(1, loops) * rounds
+        return PARTITION_MARGIN_S + PARTITION_SLACK * self.solve.time_limit * solves
 
     def digest(self) -> str:
         """Names the binaries these settings produce (Triton's cache key does not)."""

@@ -1,0 +1,201 @@
+"""Files in and out of the commands: the TTGIR files a path names, and output written whole
+without ever replacing something that is not a regular file.
+
+Output rules: a symbolic link is written through, to its target; a FIFO or a character
+device (``/dev/null``, ``/dev/stdout``) is written directly, as a shell's ``>`` would; a
+regular file (or a new one) is written atomically (a temporary file beside it, then a
+rename), so it keeps its old content or gets all of the new one. A directory, a block device
+or a socket is refused, and so is an output that is also an input or another output.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import CliError
+
+# Nodes written in place rather than replaced (what `>` in a shell does with them).
+_DIRECT = (stat.S_ISFIFO, stat.S_ISCHR)
+
+
+# -- inputs -----------------------------------------------------------------------------------
+def ttgir_under(arg: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files one command-line path names: itself, or for a folder its `*.ttgir` regular
+    files, recursively and sorted; plus the entries of the folder that were skipped, with
+    the message saying why (a dangling link, a FIFO...). CliError when the path does not
+    exist or the folder holds no `*.ttgir` entry at all."""
+    path = Path(arg)
+    if not path.is_dir():
+        if path.exists():
+            return [path], []
+        if path.is_symlink():
+            raise CliError(f"{arg}: dangling symbolic link")
+        raise CliError(f"{arg}: no such file or directory")
+    files, skipped = [], []
+    for entry in sorted(path.rglob("*.ttgir")):
+        if entry.is_file():
+            files.append(entry)
+        elif entry.is_symlink() and not entry.exists():
+            skipped.append((entry, f"{entry}: skipped: dangling symbolic link"))
+        elif not entry.is_dir():
+            skipped.append((entry, f"{entry}: skipped: not a regular file"))
+    if not files and not skipped:
+        raise CliError(f"{arg}: no *.ttgir files in this directory")
+    return files, skipped
+
+
+# -- outputs ----------------------------------------------------------------------------------
+def is_stdout(out: str | os.PathLike | None) -> bool:
+    return out is None or str(out) == "-"
+
+
+def check_output(out: str | os.PathLike | None) -> None:
+    """Fail before any work when `out` cannot be written under the rules above."""
+    if is_stdout(out):
+        return
+    real = Path(os.path.realpath(out))
+    node = _stat(real, out)
+    if node is not None and not stat.S_ISREG(node.st_mode):
+        _check_node(node, out)
+        if not os.access(real, os.W_OK):
+            raise CliError(f"{out}: cannot write: permission denied")
+        return
+    folder = real.parent
+    if not folder.is_dir():
+        raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(f"{out}: cannot write: permission denied")
+
+
+def check_distinct(inputs: Iterable[str | os.PathLike], outputs: Iterable[str | None]) -> None:
+    """Refuse an output that is one of the inputs or given twice (regular or new files; a
+    device or FIFO may take several outputs)."""
+    seen: dict[object, str] = {}
+    for path in inputs:
+        key = _identity(path)
+        if key is not None:
+            seen.setdefault(key, "input")
+    for out in outputs:
+        if is_stdout(out):
+            continue
+        key = _identity(out)
+        if key is None:
+            continue
+        if key in seen:
+            what = "an input" if seen[key] == "input" else f"also given as {seen[key]}"
+            raise CliError(f"{out}: the output file is {what}; choose another file")
+        seen[key] = str(out)
+
+
+def write_bytes(data: bytes, out: str | os.PathLike | None) -> None:
+    """Write `data` to stdout (`out` None or "-") or to the file `out`, under the rules
+    above."""
+    if is_stdout(out):
+        _write_stdout(data)
+        return
+    real = Path(os.path.realpath(out))
+    node = _stat(real, out)
+    if node is not None and not stat.S_ISREG(node.st_mode):
+        _check_node(node, out)
+        _write_in_place(real, data, out)
+        return
+    mode = stat.S_IMODE(node.st_mode) if node is not None else _default_mode()
+    _write_atomic(real, data, mode, out)
+
+
+def _stat(real: Path, out: str | os.PathLike) -> os.stat_result | None:
+    try:
+        return real.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+
+
+def _check_node(node: os.stat_result, out: str | os.PathLike) -> None:
+    if stat.S_ISDIR(node.st_mode):
+        raise CliError(f"{out}: cannot write: is a directory")
+    if not any(test(node.st_mode) for test in _DIRECT):
+        raise CliError(f"{out}: cannot write: not a regular file, FIFO or character device")
+
+
+def _identity(path: str | os.PathLike) -> object | None:
+    """What names the same file: device and inode of a regular file, the resolved path of a
+    new one; None for devices and FIFOs."""
+    try:
+        node = os.stat(path)
+    except FileNotFoundError:
+        return ("new", os.path.realpath(path))
+    except OSError:
+        return None
+    return (node.st_dev, node.st_ino) if stat.S_ISREG(node.st_mode) else None
+
+
+def _write_in_place(real: Path, data: bytes, out: str | os.PathLike) -> None:
+    try:
+        fd = os.open(real, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+
+
+def _write_atomic(real: Path, data: bytes, mode: int, out: str | os.PathLike) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    except OSError as e:
+        raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+        raise
+
+
+def _write_stdout(data: bytes) -> None:
+    """Write to stdout; an error other than a closed pipe (a full disk, /dev/full) is a
+    CliError, and what is left in Python's buffer goes nowhere."""
+    try:
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            sys.stdout.write(data.decode("utf-8", errors="replace"))
+        else:
+            sys.stdout.flush()
+            stream.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        _discard_stdout()
+        raise CliError(f"stdout: cannot write: {e.strerror or e}") from None
+
+
+def _discard_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
