@@ -65,7 +65,7 @@ def test_optimal_writes_annotated_ttgir_and_report(ws_solver, tmp_path: Path, ca
     assert document["schema"] == "ws-solver.partition" and document["version"] == 1
     assert document["file"] == str(ATTENTION) and document["target"] == "sm_90"
     assert document["strategy"] == "optimal"
-    assert document["options"] == {"cache": True, "seed": 0, "time_limit": 1.0, "workers": 2}
+    assert document["options"] == {"cache": True, "seed": 0, "time_limit": 1.0, "workers": 1}
     (loop,) = document["loops"]
     for key in ("status", "objective", "bound", "gap", "heuristic_objective", "wall_s", "ii"):
         assert key in loop, key

@@ -23,6 +23,7 @@ from ..model.cost import evaluate
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
+from ..options import DEFAULT_WORKERS
 from .build import encode
 from .decode import decode, fit
 from .solve import add_hint, search, solve, valid_cost
@@ -69,7 +70,7 @@ def alternatives(
     k: int,
     hint: Plan | None = None,
     time_limit: float = 2.0,
-    workers: int = 1,
+    workers: int = DEFAULT_WORKERS,
     seed: int = 0,
 ) -> list[Alternative]:
     """Up to `k` plans, best first under the cost model, distinct in their signature.

@@ -1,0 +1,82 @@
+"""Solver and drop-in options are checked where they enter: one ValueError line, at once,
+not an OR-Tools failure or a silent fallback at compile time (no Triton needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ws_solver.triton as wst
+from ws_solver import options
+from ws_solver.pipeline import SolveOptions
+
+BAD = [
+    ({"time_limit": "abc"}, "time_limit must be a number"),
+    ({"time_limit": 0}, "time_limit must be a positive"),
+    ({"time_limit": float("nan")}, "time_limit must be a positive"),
+    ({"time_limit": True}, "time_limit must be a number"),
+    ({"workers": 2.5}, "workers must be an integer from 1 to 256"),
+    ({"workers": 0}, "workers must be an integer"),
+    ({"workers": "2"}, "workers must be an integer"),
+    ({"seed": 2**31}, "seed must be an integer from 0 to 2147483647"),
+    ({"seed": -1}, "seed must be an integer"),
+    ({"cache": "no"}, "cache must be True or False"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD)
+def test_solve_options_reject_bad_values(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SolveOptions(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD)
+def test_enable_rejects_bad_values_before_installing(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wst.enable("optimal", **kwargs)
+    assert not wst.is_enabled()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"lowering_timeout": "abc"}, "lowering_timeout must be a number"),
+        ({"lowering_timeout": -1}, "lowering_timeout must be a positive"),
+        ({"partition_timeout": float("inf")}, "partition_timeout must be a positive"),
+        ({"apply_registers": "yes"}, "apply_registers must be True or False"),
+        ({"overlap_wgmma": None}, "overlap_wgmma must be True or False"),
+        ({"tim_limit": 5}, "unknown options: tim_limit"),
+    ],
+)
+def test_enable_rejects_bad_drop_in_options(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wst.enable("heuristic", **kwargs)
+
+
+def test_strategy_is_checked() -> None:
+    with pytest.raises(ValueError, match="unknown strategy 'best'"):
+        wst.enable("best")
+
+
+def test_one_default_for_workers_everywhere() -> None:
+    import inspect
+
+    from ws_solver.cli import build_parser
+    from ws_solver.encode import solve
+
+    assert SolveOptions().workers == options.DEFAULT_WORKERS
+    assert inspect.signature(wst.enable).parameters["workers"].default == options.DEFAULT_WORKERS
+    assert inspect.signature(solve).parameters["workers"].default == options.DEFAULT_WORKERS
+    parser = build_parser()
+    for command in ("partition", "compare", "explain", "demo"):
+        args = parser.parse_args([command, "x"] if command != "demo" else [command])
+        assert args.workers == options.DEFAULT_WORKERS, command
+
+
+def test_limits_are_inclusive() -> None:
+    assert options.check_seed(options.MAX_SEED) == options.MAX_SEED
+    assert options.check_workers(options.MAX_WORKERS) == options.MAX_WORKERS
+    assert options.parse_time_limit("1e-3") == 0.001
+    assert options.check_optional_seconds(0, "t") is None
+    assert SolveOptions(time_limit=2).time_limit == 2.0 and isinstance(
+        SolveOptions(time_limit=2).time_limit, float
+    )
