@@ -71,7 +71,7 @@ def compare_loop(file: str, graph: LoopGraph, target: Target, options) -> LoopCo
         "heuristic_wall_s": round(heuristic_wall, 4),
         "optimal_wall_s": round(optimal_wall, 4),
         "solver_wall_s": o_details.get("solver_wall_s"),
-        "plan_cache": "hit" if o_details.get("plan_cache") == "hit" else "miss",
+        "plan_cache": o_details.get("plan_cache", "miss"),  # "hit", "miss" or "replaced"
     }
     return LoopComparison(record, timing, o_plan, o_details)
 
@@ -322,6 +322,7 @@ def compare_document(
             "heuristic_wall_s": percentiles([t["heuristic_wall_s"] for t in timings]),
             "optimal_wall_s": percentiles([t["optimal_wall_s"] for t in timings]),
             "plan_cache_hits": sum(t["plan_cache"] == "hit" for t in timings),
+            "plan_cache_replaced": sum(t["plan_cache"] == "replaced" for t in timings),
             "loops": list(timings),
         },
     }

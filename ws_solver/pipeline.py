@@ -6,13 +6,12 @@ that should not be specialized, remove its `tt.warp_specialize` tag) → print.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import ir, plancache
+from . import ir, plancache, planrecord
 from . import options as options_mod
 from .clock import Deadline, OutOfTime
 from .ir.annotate import annotate_loop, clear_loop
@@ -138,19 +137,22 @@ def plan_loop(
         return _solve_loop(graph, target, strategy, options)
     key = plancache.key_for(graph, target, strategy, options)
     stored = plancache.get(key)
+    bad = ""
     if stored is not None:
         try:
-            record = json.loads(stored)
-            plan = Plan.from_dict(record["plan"])
-            return plan, record["reason"], {**record["details"], "plan_cache": "hit"}
-        except (KeyError, TypeError, ValueError):
-            pass  # written by another version of the record: solve again and overwrite
+            plan, reason, details = planrecord.decode(stored, graph, target)
+            return plan, reason, {**details, "plan_cache": "hit"}
+        except planrecord.BadRecord as e:
+            bad = str(e)  # a miss: solve again and overwrite it (or drop it)
     plan, reason, details = _solve_loop(graph, target, strategy, options)
     # Retry the others later, and plans cut short by the wall clock (they do not repeat).
     repeats = details.get("stopped_by", "") != "wall clock"
     if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE") and repeats:
-        record = {"plan": plan.to_dict(), "reason": reason, "details": details}
-        plancache.put(key, json.dumps(record, sort_keys=True, separators=(",", ":")))
+        plancache.put(key, planrecord.encode(plan, reason, details, graph, target))
+    elif bad:
+        plancache.discard(key)
+    if bad:
+        details = {**details, "plan_cache": "replaced", "plan_cache_problem": bad}
     return plan, reason, details
 
 

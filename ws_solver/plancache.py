@@ -14,6 +14,7 @@ kernel within its file still hits.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -26,14 +27,22 @@ from pathlib import Path
 from typing import Any
 
 ENV_DIR = "WS_SOLVER_CACHE_DIR"
-FORMAT = 1  # bump when the stored record changes shape
+FORMAT = 2  # bump when the stored record changes shape (ws_solver.planrecord)
 
 # Fields that only say where something came from.
 _PROVENANCE = frozenset({"line", "location", "meta"})
 # Options that change whether the cache is used, not what is solved.
 _NOT_KEYED = frozenset({"cache", "wall_clock"})
 # Source that decides plans: everything but the drop-in, reports and the CLI.
-_PLAN_SOURCES = ("ir", "model", "heuristic", "encode", "pipeline.py", "plancache.py")
+_PLAN_SOURCES = (
+    "ir",
+    "model",
+    "heuristic",
+    "encode",
+    "pipeline.py",
+    "plancache.py",
+    "planrecord.py",
+)
 
 _memory: dict[tuple[str, str], str] = {}
 
@@ -85,6 +94,13 @@ def put(key: str, plan_json: str) -> None:
         _write_atomic(_path(key), plan_json)
     except OSError:
         pass  # a read-only or full disk only costs a re-solve in the next process
+
+
+def discard(key: str) -> None:
+    """Forget ``key``: its in-memory copy and its file (a record found to be bad)."""
+    _memory.pop((str(cache_dir()), key), None)
+    with contextlib.suppress(OSError):  # a read-only cache keeps it; readers find it bad too
+        _path(key).unlink(missing_ok=True)
 
 
 def clear_memory() -> None:

@@ -145,6 +145,8 @@ def summary_lines(document: dict) -> list[str]:
             f"p99 {_secs(ow['p99'])}, max {_secs(ow['max'])}"
             + (f" ({t['plan_cache_hits']} from the plan cache)" if t["plan_cache_hits"] else "")
         )
+        if t.get("plan_cache_replaced"):
+            lines.append(f"plan cache: {t['plan_cache_replaced']} bad record(s) solved again")
     if s["failed"]:
         lines.append(f"{s['failed']} file(s) or loop(s) failed (see Failures)")
     return lines

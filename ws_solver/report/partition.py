@@ -64,4 +64,6 @@ def summary_line(file: str, report) -> str:
     extra = f", {status}" if status else ""
     if report.solver.get("plan_cache") == "hit":
         extra += ", from the plan cache"
+    elif report.solver.get("plan_cache") == "replaced":
+        extra += f", solved again: bad plan-cache record ({report.solver['plan_cache_problem']})"
     return f"{place}: {what}; modeled II {report.ii}{extra}"
