@@ -57,7 +57,7 @@ def test_end_of_line_flags_skip_blank_lines_and_comments() -> None:
     text = "a b // note\n\n  // only a comment\nc\t\r\n d  "
     toks = _tokens(text)
     assert [(t.text, t.eol) for t in toks] == [("a", False), ("b", True), ("c", True), ("d", True)]
-    assert _tokens("") == [] and _tokens(" \n\t\n// x") == []
+    assert list(_tokens("")) == [] and list(_tokens(" \n\t\n// x")) == []
 
 
 @pytest.mark.parametrize(

@@ -44,11 +44,17 @@ def test_spans_cover_the_op_text():
     start, end = loop._span
     assert m.text[start:end].startswith("%1 = scf.for")
     assert m.text[start:end].endswith("} {tt.warp_specialize}")
-    assert [m.text[s:e] for s, e in add._operand_spans] == ["%arg0", "%c1_i32"]
+    uses = [_use(add, i) for i in range(len(add.operands))]
+    assert [m.text[slice(*m._use_span(u))] for u in uses] == ["%arg0", "%c1_i32"]
     for op in m.walk():
-        assert len(op._operand_spans) == len(op.operands)
-        for (s, e), v in zip(op._operand_spans, op.operands, strict=True):
+        for i, v in enumerate(op.operands):
+            s, e = m._use_span(_use(op, i))
             assert m.text[s:e] == v.name
+
+
+def _use(op, index: int):
+    """The use that is operand `index` of `op`."""
+    return next(u for u in op.operands[index].uses if u.op is op and u.operand_index == index)
 
 
 def test_insert_before_and_after_keep_indentation():

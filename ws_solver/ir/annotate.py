@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .attributes import array_of, i32, i32_array
 from .errors import EditError
-from .module import Op
+from .module import Module, Op
 
 PARTITION = "ttg.partition"
 OUTPUTS = "ttg.partition.outputs"
@@ -63,3 +63,18 @@ def clear_loop(loop: Op) -> None:
             op.remove_attr(name)
     for name in (WARP_SPECIALIZE, STAGES, TAG):
         loop.remove_attr(name)
+
+
+ANNOTATIONS = (PARTITION, OUTPUTS, STAGES, TAG, WARP_SPECIALIZE)
+
+
+def without_annotations(module: Module) -> str:
+    """The module's text with every partition annotation and `tt.warp_specialize` tag taken
+    off and every attribute dictionary spelled the same way: equal for two modules that
+    differ in nothing else. Edits `module`."""
+    for op in module.walk():
+        for name in ANNOTATIONS:
+            op.remove_attr(name)
+        if op._attr_syntax is not None and op.attributes:
+            op._edited = True  # re-spelled, as the other module's will be
+    return module.print()

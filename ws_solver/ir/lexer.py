@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from array import array
 from typing import NamedTuple
 
 from .errors import ParseError
@@ -43,6 +45,7 @@ _TOKEN_RE = re.compile(
             r"(?P<ident>[A-Za-z_][A-Za-z0-9_$.]*)",
             r"(?P<punct>\.\.\.|[(){}\[\]<>,:=*+?|\-])",
             r"(?P<end>\Z)",
+            r"(?P<bad>.)",  # anything else: an error (so that no text is ever skipped)
         ]
     )
     + ")"
@@ -57,11 +60,52 @@ class Token(NamedTuple):
     eol: bool  # last token on its line
 
 
+KINDS = (VALUE, BLOCK, HASH, BANG, SYMBOL, STRING, NUMBER, IDENT, ARROW, PUNCT)
+KINDS += (RESOURCE_OPEN, RESOURCE_CLOSE)
+KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
+EOL = 0x80
+_KIND_MASK = EOL - 1
+_make_token = functools.partial(tuple.__new__, Token)  # without NamedTuple's slower __new__
+
+
+class Tokens:
+    """The tokens of one text, packed: per token a start offset (4 bytes; 8 for texts of
+    2 GiB and more), a length byte and a kind byte whose high bit marks the end of a line;
+    about 6 bytes a token rather than a Python object. Indexing makes the `Token`."""
+
+    __slots__ = ("text", "starts", "lengths", "long", "codes")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = array("i" if len(text) < 2**31 else "q")
+        self.lengths = bytearray()  # 255: look in `long`
+        self.long: dict[int, int] = {}  # token index -> length, for tokens of 255+ chars
+        self.codes = bytearray()  # kind code | EOL
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> Token:
+        if i < 0:
+            i += len(self.starts)
+        start, code, length = self.starts[i], self.codes[i], self.lengths[i]
+        end = start + (length if length < 255 else self.long[i])
+        return _make_token(
+            (KINDS[code & _KIND_MASK], self.text[start:end], start, end, code > _KIND_MASK)
+        )
+
+    def mark_eol(self) -> None:
+        """The last token ends its line."""
+        if self.codes:
+            self.codes[-1] |= EOL
+
+
 class SourceMap:
     """Turns byte offsets of one text into 1-based (line, column)."""
 
     def __init__(self, text: str) -> None:
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._line_starts = array("q", [0])
+        self._line_starts.extend(m.end() for m in re.finditer("\n", text))
 
     def position(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, offset)
@@ -71,30 +115,35 @@ class SourceMap:
         return ParseError(reason, *self.position(offset))
 
 
-def tokenize(text: str, source: SourceMap) -> list[Token]:
+def tokenize(text: str, source: SourceMap) -> Tokens:
     """Split text into tokens; anything that is not MLIR syntax raises ParseError."""
-    tokens: list[Token] = []
-    append = tokens.append
+    tokens = Tokens(text)
+    starts, lengths, codes = tokens.starts, tokens.lengths, tokens.codes
+    add_start, add_length, add_code = starts.append, lengths.append, codes.append
+    code_of = KIND_CODES
     pos = 0
     for m in _TOKEN_RE.finditer(text):
-        if m.start() != pos:  # finditer skipped text that no token matches
-            break
-        pos = m.end()
         kind = m.lastgroup
         if kind == "newline":
-            if tokens and not tokens[-1].eol:
-                tokens[-1] = tokens[-1]._replace(eol=True)
-        elif kind == "end":
+            if codes:
+                codes[-1] |= EOL
+        elif kind == "end" or kind == "bad":
+            pos = m.start(kind)
             break
         elif kind != "comment":
-            start = m.start(kind)
-            append(Token(kind, text[start:pos], start, pos, False))
+            start, pos = m.span(kind)
+            if pos - start < 255:
+                add_length(pos - start)
+            else:
+                tokens.long[len(starts)] = pos - start
+                add_length(255)
+            add_start(start)
+            add_code(code_of[kind])
     if pos < len(text):
         bad = pos
         while text[bad] in " \t\r":
             bad += 1
         reason = "unterminated string" if text[bad] == '"' else f"unexpected {text[bad]!r}"
         raise source.error(reason, bad)
-    if tokens and not tokens[-1].eol:
-        tokens[-1] = tokens[-1]._replace(eol=True)
+    tokens.mark_eol()
     return tokens

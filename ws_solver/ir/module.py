@@ -7,8 +7,9 @@ dictionary re-spelled, so a diff of the output against the input shows exactly t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from . import attributes as attrs_mod
@@ -16,8 +17,36 @@ from .attributes import Attribute
 from .errors import EditError
 from .types import Type
 
+_VALUE_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#[0-9]+)?")
 
-@dataclass(eq=False)
+
+class _Nothing(list):
+    """The one empty list that ops and values with no results, operands, regions or uses
+    share (a large module has many); it refuses changes: assign a new list instead."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a shared empty list: assign a new list instead")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+
+_NOTHING = _Nothing()
+_NO_ATTRIBUTES: Mapping[str, Attribute] = MappingProxyType({})
+
+
+def nothing() -> list:
+    """The shared empty list (a default that allocates nothing)."""
+    return _NOTHING
+
+
+def _no_attributes() -> Any:
+    return _NO_ATTRIBUTES
+
+
+@dataclass(eq=False, slots=True)
 class Value:
     """An SSA value: an op result or a block argument."""
 
@@ -25,7 +54,7 @@ class Value:
     type: Type
     owner: Op | Block
     index: int
-    uses: list[Use] = field(default_factory=list, repr=False)
+    uses: list[Use] = field(default_factory=nothing, repr=False)
 
     @property
     def defining_op(self) -> Op | None:
@@ -39,9 +68,11 @@ class Value:
 class Use:
     op: Op
     operand_index: int
+    # Offset of the `%name` token of this operand in the text (-1: none); where, not what.
+    start: int = field(default=-1, compare=False)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Block:
     label: str  # "" for an entry block without a printed label
     arguments: list[Value] = field(default_factory=list)
@@ -49,7 +80,7 @@ class Block:
     parent: Region | None = field(default=None, repr=False)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Region:
     blocks: list[Block] = field(default_factory=list)
     parent: Op | None = field(default=None, repr=False)
@@ -59,7 +90,7 @@ class Region:
         return [op for block in self.blocks for op in block.ops]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class AttrSyntax:
     """Where the op's attribute dictionary is, or where a new one would go."""
 
@@ -68,25 +99,45 @@ class AttrSyntax:
     keyword: bool  # printed as `attributes {...}`
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Op:
     name: str
-    results: list[Value] = field(default_factory=list)
-    operands: list[Value] = field(default_factory=list)
-    attributes: dict[str, Attribute] = field(default_factory=dict)
-    regions: list[Region] = field(default_factory=list)
+    results: list[Value] = field(default_factory=nothing)
+    operands: list[Value] = field(default_factory=nothing)
+    attributes: dict[str, Attribute] = field(default_factory=_no_attributes)
+    regions: list[Region] = field(default_factory=nothing)
     parent: Block | None = field(default=None, repr=False)
     location: str = ""  # the op's `loc(...)` text
     line: int = 0  # position of the op in the TTGIR text
     column: int = 0
     generic: bool = False  # printed as "dialect.op"(...)
     symbol: str = ""  # the op's own @symbol, e.g. a function's name (without "@")
-    _attr_syntax: AttrSyntax | None = field(default=None, repr=False)
+    # Where the attribute dictionary is (`AttrSyntax`, kept as plain fields: a large module
+    # has one per op). _attr_at: -2 when attributes cannot be edited.
+    _attr_start: int = field(default=-1, repr=False)
+    _attr_end: int = field(default=-1, repr=False)
+    _attr_at: int = field(default=-2, repr=False)
+    _attr_keyword: bool = field(default=False, repr=False)
     _edited: bool = field(default=False, repr=False)
-    # Offsets of the op's text (first token to last, regions included) and of each operand's
-    # `%name` token, parallel to `operands`: what the text-level rewrites splice.
-    _span: tuple[int, int] | None = field(default=None, repr=False)
-    _operand_spans: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    # Offsets of the op's text (first token to last, regions included): what the text-level
+    # rewrites splice (operands: `Use.start`). -1: not from a text.
+    _start: int = field(default=-1, repr=False)
+    _end: int = field(default=-1, repr=False)
+
+    @property
+    def _attr_syntax(self) -> AttrSyntax | None:
+        if self._attr_at == -2:
+            return None
+        span = None if self._attr_start < 0 else (self._attr_start, self._attr_end)
+        return AttrSyntax(span, self._attr_at, self._attr_keyword)
+
+    def _set_attr_syntax(self, syntax: AttrSyntax) -> None:
+        self._attr_start, self._attr_end = syntax.span or (-1, -1)
+        self._attr_at, self._attr_keyword = syntax.insert_at, syntax.keyword
+
+    @property
+    def _span(self) -> tuple[int, int] | None:
+        return None if self._start < 0 else (self._start, self._end)
 
     @property
     def parent_op(self) -> Op | None:
@@ -146,7 +197,7 @@ class Op:
         return f"Op({self.name} @ line {self.line})"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Module:
     """A parsed TTGIR file. `ops` are the top-level ops (normally one `module`)."""
 
@@ -188,12 +239,7 @@ class Module:
     def erase(self, op: Op) -> None:
         """Delete `op` (its whole lines, regions included); its results must be unused."""
         replaced = {(s, e) for s, e, _ in self._splices}
-        used = [
-            u
-            for r in op.results
-            for u in r.uses
-            if u.op._operand_spans[u.operand_index] not in replaced
-        ]
+        used = [u for r in op.results for u in r.uses if self._use_span(u) not in replaced]
         if used:
             raise EditError(
                 f"'{op.name}' at line {op.line}: results still used at line {used[0].op.line}"
@@ -228,12 +274,19 @@ class Module:
 
     def replace_operand(self, op: Op, index: int, value_name: str) -> None:
         """Make operand `index` of `op` read `value_name` (e.g. "%x", "%r#1") instead."""
-        if not 0 <= index < len(op._operand_spans):
+        if not 0 <= index < len(op.operands):
             raise EditError(f"'{op.name}' at line {op.line} has no operand {index}")
-        if not re.fullmatch(r"%[A-Za-z0-9_$.\-]+(#[0-9]+)?", value_name):
+        if not _VALUE_NAME.fullmatch(value_name):
             raise EditError(f"not a value name: {value_name!r}")
-        start, end = op._operand_spans[index]
-        self._splices.append((start, end, value_name))
+        use = next(u for u in op.operands[index].uses if u.op is op and u.operand_index == index)
+        self._splices.append((*self._use_span(use), value_name))
+
+    def _use_span(self, use: Use) -> tuple[int, int]:
+        """Offsets of the `%name` token of one operand."""
+        found = _VALUE_NAME.match(self.text, use.start) if use.start >= 0 else None
+        if found is None:
+            raise EditError(f"'{use.op.name}' at line {use.op.line}: operand not in the text")
+        return found.span()
 
     def fresh_name(self, prefix: str = "v") -> str:
         """A `%prefix_N` value name defined nowhere in the module and not handed out before."""

@@ -8,6 +8,8 @@ arguments of the op's next region; other `%x` are operands).
 
 from __future__ import annotations
 
+import re
+from array import array
 from dataclasses import dataclass
 
 from . import syntax
@@ -16,8 +18,10 @@ from .errors import ParseError
 from .lexer import (
     BANG,
     BLOCK,
+    EOL,
     HASH,
     IDENT,
+    KIND_CODES,
     NUMBER,
     PUNCT,
     RESOURCE_CLOSE,
@@ -38,6 +42,14 @@ _CLOSING = set(_CLOSERS.values())
 # Regions nest by recursion (two frames a level); deeper input is an error, not RecursionError.
 _MAX_REGION_DEPTH = 100
 _MAX_RESULT_COUNT_DIGITS = 4  # `%r:N` with N up to 9999
+# The packed kind codes (lexer.Tokens.codes) of `#name` tokens, with and without end of line.
+_LOCATION_ALIAS = re.compile(r"#loc[0-9]*")
+_ALIAS_START_CODES = bytes(
+    [KIND_CODES[HASH], KIND_CODES[HASH] | EOL, KIND_CODES[BANG], KIND_CODES[BANG] | EOL]
+)
+# A token that ends its line, then a `#name` or `!name`: a line that may define an alias.
+_ALIAS_LINE = re.compile(b"[\x80-\xff][" + re.escape(_ALIAS_START_CODES) + b"]")
+_HASH_CODES = re.compile(b"[" + re.escape(bytes([KIND_CODES[HASH], KIND_CODES[HASH] | EOL])) + b"]")
 
 
 def parse(text: str) -> Module:
@@ -68,19 +80,26 @@ class _Parser:
         self.text = text
         self.source = SourceMap(text)
         self.tokens = tokenize(text, self.source)
+        self.count = len(self.tokens)
         self.i = 0
         self.aliases: dict[str, str] = {}
-        self.scopes: dict[Region, dict[str, list[Value]]] = {}
-        self.pending_uses: list[tuple[Op, Token]] = []
+        # Per region, name -> its value (a list for an op's several results).
+        self.scopes: dict[Region, dict[str, Value | list[Value]]] = {}
+        # Uses are resolved at the end (values may be used before their definition): the
+        # op and the token index of each, in two flat lists.
+        self.use_ops: list[Op] = []
+        self.use_tokens = array("q")
+        # One object for equal strings, types and attributes: a large module repeats them.
+        self.shared: dict[object, object] = {}
         self.depth = 0  # regions open
 
     # -- token stream -------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token | None:
         j = self.i + ahead
-        return self.tokens[j] if j < len(self.tokens) else None
+        return self.tokens[j] if j < self.count else None
 
     def next(self, context: str) -> Token:
-        if self.i >= len(self.tokens):
+        if self.i >= self.count:
             raise self.source.error(f"unexpected end of input {context}", len(self.text))
         tok = self.tokens[self.i]
         self.i += 1
@@ -118,7 +137,7 @@ class _Parser:
     def type_text_at(self, j: int) -> tuple[str, int]:
         """Text of the type starting at token j, up to `,` `)` `loc` or `{` outside brackets."""
         depth, start = 0, j
-        while j < len(self.tokens):
+        while j < self.count:
             tok = self.tokens[j]
             if depth == 0 and (
                 (tok.kind == PUNCT and tok.text in (",", ")", "{"))
@@ -133,20 +152,22 @@ class _Parser:
                     break
             j += 1
         if j == start:
-            where = self.tokens[j] if j < len(self.tokens) else self.tokens[-1]
+            where = self.tokens[j] if j < self.count else self.tokens[-1]
             raise self.error("expected a type", where)
         return self.text[self.tokens[start].start : self.tokens[j - 1].end], j
 
     # -- module -------------------------------------------------------------------------
     def module(self) -> Module:
+        self.read_aliases()
+        self.check_alias_uses()
         region = Region()
         self.scopes[region] = {}
         block = Block("", parent=region)
         region.blocks.append(block)
-        while self.i < len(self.tokens):
+        while self.i < self.count:
             tok = self.tokens[self.i]
             if tok.kind in (HASH, BANG) and self.is_punct(self.peek(1), "="):
-                self.alias_definition()
+                self.skip_line()  # read_aliases read it
             elif tok.kind == RESOURCE_OPEN:
                 self.skip_resources()
             else:
@@ -154,16 +175,63 @@ class _Parser:
         self.resolve_uses()
         return Module(self.text, block.ops, self.aliases)
 
+    def read_aliases(self) -> None:
+        """Read the alias definitions (`#name = ...`, `!name = ...`, each on a line of its
+        own) before any op: a truncated file, which loses its trailing location aliases
+        first, fails before the ops are parsed."""
+        for start in reversed(self.alias_lines()):  # the last first: where a file is cut
+            self.i = start
+            self.alias_definition()
+        self.i = 0
+
+    def alias_lines(self) -> list[int]:
+        """Index of the first token of each line that defines an alias."""
+        codes = self.tokens.codes
+        starts = [0] if codes and codes[0] in _ALIAS_START_CODES else []
+        starts += [found.start() + 1 for found in _ALIAS_LINE.finditer(codes)]
+        return [i for i in starts if i + 1 < self.count and self.tokens[i + 1].text == "="]
+
+    def skip_line(self) -> None:
+        codes = self.tokens.codes
+        while self.i < self.count and codes[self.i] < EOL:
+            self.i += 1
+        self.i += 1
+
     def alias_definition(self) -> None:
         name = self.next("in alias")
         self.next("in alias")  # '='
-        first = self.next(f"in definition of {name.text}")
+        context = f"in definition of {name.text}"
+        first = self.next(context)
         last = first
+        if _LOCATION_ALIAS.fullmatch(name.text) and first.text != "loc":
+            raise self.error(f"expected loc(...) {context}", first)
+        if first.kind == IDENT and first.text == "loc":  # loc(...) and nothing after it
+            last = self.skip_balanced(self.expect("(", f"after loc {context}"), context)
+            if not last.eol:
+                raise self.error(f"unexpected '{self.next(context).text}' {context}", last)
+        elif first.kind == PUNCT and first.text in _OPENERS:
+            last = self.skip_balanced(first, context)
         while not last.eol:
-            last = self.next(f"in definition of {name.text}")
-        if name.text in self.aliases:
-            raise self.error(f"redefinition of alias {name.text}", name)
+            last = self.next(context)
+            if last.kind == PUNCT and last.text in _OPENERS:
+                last = self.skip_balanced(last, context)
+            elif last.kind == PUNCT and last.text in _CLOSING:
+                raise self.error(f"unbalanced '{last.text}' {context}", last)
+        if name.text in self.aliases:  # read last to first: name the later definition
+            later = max(
+                self.tokens[i].start for i in self.alias_lines() if self.tokens[i].text == name.text
+            )
+            raise self.source.error(f"redefinition of alias {name.text}", later)
         self.aliases[name.text] = self.text[first.start : last.end]
+
+    def check_alias_uses(self) -> None:
+        """Every location alias used (`#loc`, `#loc12`) is defined: MLIR prints them after
+        the module, so a truncated file loses them first."""
+        tokens = self.tokens
+        for found in _HASH_CODES.finditer(tokens.codes):
+            tok = tokens[found.start()]
+            if tok.text not in self.aliases and _LOCATION_ALIAS.fullmatch(tok.text):
+                raise self.error(f"undefined location alias {tok.text}", tok)
 
     def skip_resources(self) -> None:
         opener = self.next("in resource block")
@@ -188,7 +256,7 @@ class _Parser:
         else:
             raise self.error(f"expected an operation name, found '{name_tok.text}'", name_tok)
         line, column = self.source.position(first.start)
-        op = Op(name, parent=block, line=line, column=column, generic=generic)
+        op = Op(self.share(name), parent=block, line=line, column=column, generic=generic)
         block.ops.append(op)
         context = f"in '{name}' (line {line})"
 
@@ -227,14 +295,14 @@ class _Parser:
                     attrs = parse_dictionary(self.text[tok.start + 1 : close.start])
                 except ValueError as exc:
                     raise self.error(f"{exc} {context}", tok) from None
-                op.attributes = {a.name: a for a in attrs}
+                op.attributes = {a.name: self.share(a) for a in attrs}
                 dictionary = (start, close.end, keyword)
                 if close.eol and ends_at_eol:
                     break
                 continue
             if kind == IDENT and text == "loc" and not stack and self.is_punct(self.peek(), "("):
                 close = self.skip_balanced(self.next(context), context)
-                op.location = self.text[tok.start : close.end]
+                op.location = self.share(self.text[tok.start : close.end])
                 break
             if kind == PUNCT and text in _OPENERS:
                 stack.append(tok)
@@ -258,7 +326,7 @@ class _Parser:
         if pending:
             raise self.error(f"block arguments without a region {context}", pending[0].token)
         self.finish_operation(op, name_tok, result_specs, own, region_args, dictionary, region_end)
-        op._span = (first.start, self.tokens[self.i - 1].end)
+        op._start, op._end = first.start, self.tokens[self.i - 1].end
         return op
 
     def check_closed(self, stack: list[Token], context: str) -> None:
@@ -294,7 +362,8 @@ class _Parser:
             type_text, _ = self.type_text_at(self.i + 1)
             pending.append(_PendingArg(tok.text, tok, type_text))
         else:
-            self.pending_uses.append((op, tok))
+            self.use_ops.append(op)
+            self.use_tokens.append(self.i - 1)
 
     # -- regions and blocks ---------------------------------------------------------------
     def region(self, op: Op, pending: list[_PendingArg], context: str) -> list[Value]:
@@ -304,7 +373,7 @@ class _Parser:
             raise self.error(f"regions nested more than {_MAX_REGION_DEPTH} deep {context}", opener)
         self.depth += 1
         region = Region(parent=op)
-        op.regions.append(region)
+        op.regions = [*op.regions, region]
         self.scopes[region] = {}
         entry = Block("", parent=region)
         region.blocks.append(entry)
@@ -355,7 +424,7 @@ class _Parser:
         self.expect(":", f"after block label {label.text}")
 
     def define_block_argument(self, block: Block, name: str, type_, tok: Token) -> None:
-        value = Value(name, type_, block, len(block.arguments))
+        value = Value(name, self.share(type_), block, len(block.arguments))
         block.arguments.append(value)
         self.define(block.parent, name, [value], tok)
 
@@ -363,7 +432,11 @@ class _Parser:
         scope = self.scopes[region]
         if name in scope:
             raise self.error(f"redefinition of value {name}", tok)
-        scope[name] = values
+        scope[name] = values[0] if len(values) == 1 else values
+
+    def share(self, item):
+        """The one object equal to `item` (strings, types, attributes) in this module."""
+        return self.shared.setdefault(item, item)
 
     # -- finishing an op ------------------------------------------------------------------
     def finish_operation(
@@ -373,6 +446,7 @@ class _Parser:
         count = sum(c for _, c in result_specs)
         first_text = own[0].token.text if own else ""
         types = syntax.result_types(op.name, count, arrow, colon, to_type, first_text, self.aliases)
+        types = [self.share(t) for t in types]
         index = 0
         for tok, n in result_specs:
             group = []
@@ -380,10 +454,10 @@ class _Parser:
                 name = tok.text if n == 1 else f"{tok.text}#{k}"
                 group.append(Value(name, types[index], op, index))
                 index += 1
-            op.results.extend(group)
+            op.results = [*op.results, *group]
             self.define(op.parent.parent, tok.text, group, tok)
         self.type_loop_arguments(op, region_args, colon)
-        op._attr_syntax = self.attr_syntax(op, name_tok, own, dictionary, region_end)
+        op._set_attr_syntax(self.attr_syntax(op, name_tok, own, dictionary, region_end))
 
     def type_loop_arguments(self, op: Op, region_args, colon: list[str]) -> None:
         """`scf.for %iv = ... iter_args(%a = %x)` print no types; take them from the op."""
@@ -391,7 +465,7 @@ class _Parser:
             return
         args = region_args[0]
         if args[0].type is UNKNOWN and colon:
-            args[0].type = parse_type(colon[-1], self.aliases)
+            args[0].type = self.share(parse_type(colon[-1], self.aliases))
         for arg, result in zip(args[1:], op.results, strict=False):
             if arg.type is UNKNOWN:
                 arg.type = result.type
@@ -470,7 +544,8 @@ class _Parser:
 
     # -- uses -----------------------------------------------------------------------------
     def resolve_uses(self) -> None:
-        for op, tok in self.pending_uses:
+        for op, index in zip(self.use_ops, self.use_tokens, strict=True):
+            tok = self.tokens[index]
             base, _, index_text = tok.text.partition("#")
             values = self.lookup(op, base)
             if values is None:
@@ -480,9 +555,12 @@ class _Parser:
                 raise self.error(f"{base} has {len(values)} results, no #{index_text}", tok)
             index = int(index_text) if index_text else 0
             value = values[index]
-            value.uses.append(Use(op, len(op.operands)))
+            if not value.uses:
+                value.uses = []
+            value.uses.append(Use(op, len(op.operands), tok.start))
+            if not op.operands:
+                op.operands = []
             op.operands.append(value)
-            op._operand_spans.append((tok.start, tok.end))
 
     def lookup(self, op: Op, name: str) -> list[Value] | None:
         block = op.parent
@@ -490,7 +568,7 @@ class _Parser:
             region = block.parent
             found = self.scopes[region].get(name)
             if found is not None:
-                return found
+                return found if isinstance(found, list) else [found]
             owner = region.parent
             block = owner.parent if owner is not None else None
         return None

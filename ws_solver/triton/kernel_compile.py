@@ -19,6 +19,8 @@ from ..strategy import Explore, Strategy
 from . import guard as lguard
 from . import make_ttgir as tpipe
 from . import rewrites
+from .deadline import call_with_deadline
+from .partition_check import check_partitioned
 from .reasons import failure_reason
 from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
@@ -127,15 +129,15 @@ class KernelCompile:
         err = None
         try:
             with _captured_stderr() as err:
-                if strategy == Strategy.TRITON:
-                    annotated = part_text
+                if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
+                    annotated, specialized = part_text, True
                 else:
-                    annotated, loop_reports = partition_text(
-                        part_text, strategy, options=self.settings.solve
-                    )
+                    annotated, loop_reports = self._partition(strategy, part_text, len(sites))
                     _check_solver_status(loop_reports)
+                    # Only annotations added, or the tag taken off; else UntrustedResult.
+                    specialized = any(check_partitioned(part_text, annotated, loop_reports))
                 requests = _register_requests(r.plan for r in loop_reports if r.specialized)
-                if strategy == Strategy.TRITON or requests:
+                if specialized:  # else: the input minus its tags, lowered as Triton would
                     self._probe(strategy, annotated, requests)
                 post = self._post_pipeline(requests)
                 new_mod = tpipe.parse_module_text(annotated, context)
@@ -156,7 +158,18 @@ class KernelCompile:
         report.lowered = post.lowered
         report.notes.extend(post.notes)
         report.loops = _loop_records(strategy, loop_reports, sites, post.registers_applied)
+        report.notes.extend(_plan_cache_notes(loop_reports))
         return result
+
+    def _partition(
+        self, strategy: Strategy | Explore, part_text: str, loops: int
+    ) -> tuple[str, list[LoopReport]]:
+        """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
+        return call_with_deadline(
+            lambda: partition_text(part_text, strategy, options=self.settings.solve),
+            self.settings.partition_limit(loops, strategy),
+            f"partitioning ({strategy})",
+        )
 
     def _post_pipeline(self, requests: RegisterRequests) -> PostPipeline:
         """The rewrites run after pipeline/optimize_partition_warps (``rewrites.post_pipeline``)."""
@@ -296,6 +309,15 @@ def _register_requests(plans) -> RegisterRequests:
         tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
         for plan in plans
     )
+
+
+def _plan_cache_notes(loop_reports: list[LoopReport]) -> list[str]:
+    """A note per loop whose plan-cache record was bad (and was solved again)."""
+    return [
+        f"plan cache: loop {r.loop}: bad record solved again ({r.solver.get('plan_cache_problem')})"
+        for r in loop_reports
+        if r.solver.get("plan_cache") == "replaced"
+    ]
 
 
 def _check_solver_status(loop_reports: list[LoopReport]) -> None:
