@@ -1,6 +1,6 @@
 """Memory and time of the TTGIR reader on large files, in multiples of the file's size.
 
-    PYTHONPATH=. python benchmarks/bench_parse_memory.py [--sizes 1,16,64]
+    python -m benchmarks.bench_parse_memory [--sizes 1,16,64]
         [--kernels gemm_tma.t128x128x64_w4_s4.sm90,...] [--source DIR] [--out DIR]
 
 A large file is K copies of one corpus kernel: the function under a new name and its
@@ -16,7 +16,8 @@ then UTF-8) and parses it with `ws_solver.ir.parse`:
 
 `--source DIR` measures the ws_solver package of another tree (e.g. an exported older
 revision), for a before/after table. The target is a peak of at most 10 times the file.
-Writes parse-memory.md and .json to --out (a results folder) and prints the table.
+Writes NAME.md and NAME.json (--name, default parse-memory) to --out (a results folder) and
+prints the table; exit status 1 when a peak is over the target.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS), help="corpus file stems")
     parser.add_argument("--source", type=Path, default=ROOT, help="the tree whose ws_solver to use")
     parser.add_argument("--label", default="", help="what --source is, for the report")
-    parser.add_argument("--out", type=Path, help="write parse-memory.md and .json here")
+    parser.add_argument("--out", type=Path, help="write NAME.md and NAME.json here")
+    parser.add_argument("--name", default="parse-memory", help="file name stem for --out")
     args = parser.parse_args(argv)
     sizes = [float(s) for s in args.sizes.split(",")]
     load_before = _load()
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "date": datetime.date.today().isoformat(),
         "source_label": args.label or str(args.source),
-        "command": "PYTHONPATH=. python benchmarks/bench_parse_memory.py "
+        "command": "python -m benchmarks.bench_parse_memory "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
         "cpus": os.cpu_count(),
@@ -195,9 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "parse-memory.md").write_text(text)
+        (args.out / f"{args.name}.md").write_text(text)
         document = {"meta": meta, "target": TARGET, "rows": rows}
-        (args.out / "parse-memory.json").write_text(json.dumps(document, indent=2) + "\n")
+        (args.out / f"{args.name}.json").write_text(json.dumps(document, indent=2) + "\n")
     return 0 if all(max(r["rss_peak_x"], r["traced_peak_x"]) <= TARGET for r in rows) else 1
 
 

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from test_cli_partition import one_error_line  # noqa: E402
+
+REPO = TESTS.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 
@@ -34,14 +40,6 @@ def ws_solver(*args, timeout: float = 120, stdout=subprocess.PIPE) -> subprocess
         env=env,
         timeout=timeout,
     )
-
-
-def one_error_line(result) -> str:
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("ws-solver: ")
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)

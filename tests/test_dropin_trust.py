@@ -147,3 +147,32 @@ def test_empty_answer_cannot_abort_the_process(tmp_path: Path) -> None:
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert "USED triton" in result.stdout
     assert "returned functions []" in result.stdout
+
+
+def test_bad_plan_cache_record_is_solved_again(isolated, monkeypatch) -> None:  # noqa: F811
+    """A cached record with partition ids out of range used to make every compile fall back
+    to Triton's partitioner; now it is a miss, solved again and rewritten."""
+    import json
+
+    from triton import knobs
+
+    from ws_solver import plancache, planrecord
+
+    _stub_solver(monkeypatch)
+    wst.enable("heuristic", lowering_timeout=None)
+    _compile("gemm_tma", 100)
+    assert wst.last_compile_report().strategy_used == "heuristic"
+    [path] = (isolated / "plans").glob("*.json")
+    record = json.loads(path.read_text())
+    record["plan"]["assignment"] = [[9] if p == [1] else p for p in record["plan"]["assignment"]]
+    body = {name: record[name] for name in planrecord.FIELDS}
+    path.write_text(json.dumps({**record, "digest": plancache.digest(body)}))
+    plancache.clear_memory()
+    dropin.reset_jit_caches()
+    knobs.cache.dir = str(isolated / "triton-again")  # compile again, not from Triton's cache
+    _compile("gemm_tma", 100)
+    report = wst.last_compile_report()
+    assert report.strategy_used == "heuristic" and not report.fallbacks
+    assert report.loops[0]["plan_cache"] == "replaced"
+    assert any(n.startswith("plan cache: loop 0: bad record solved again") for n in report.notes)
+    assert json.loads(path.read_text())["plan"]["assignment"] != record["plan"]["assignment"]

@@ -44,12 +44,16 @@ def test_enable_rejects_bad_values_before_installing(kwargs: dict, message: str)
         ({"partition_timeout": float("inf")}, "partition_timeout must be a positive"),
         ({"apply_registers": "yes"}, "apply_registers must be True or False"),
         ({"overlap_wgmma": None}, "overlap_wgmma must be True or False"),
-        ({"tim_limit": 5}, "unknown options: tim_limit"),
     ],
 )
 def test_enable_rejects_bad_drop_in_options(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         wst.enable("heuristic", **kwargs)
+
+
+def test_enable_rejects_unknown_options() -> None:
+    with pytest.raises(TypeError, match="unknown options: tim_limit"):
+        wst.enable("heuristic", tim_limit=5)
 
 
 def test_strategy_is_checked() -> None:

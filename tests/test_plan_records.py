@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir, plancache, planrecord
+from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graph, ws_loops
 from ws_solver.model.target import target_for
 from ws_solver.pipeline import SolveOptions, plan_loop
@@ -95,7 +96,7 @@ def test_bad_record_is_a_miss_and_is_rewritten(cache, gemm, edit: str) -> None:
     again, _, details = plan_loop(graph, target, "optimal", OPTIONS)
     assert details["plan_cache"] == "replaced", details
     assert says in details["plan_cache_problem"], details["plan_cache_problem"]
-    assert again == plan and not again.check(graph, target)
+    assert again == plan and not check_plan(again, graph, target)
     rewritten = stored(cache)[1]  # the good record again (wall times aside)
     assert rewritten["plan"] == record["plan"] and rewritten["objective"] == record["objective"]
     plancache.clear_memory()
