@@ -165,7 +165,7 @@ def test_fifo_in_a_graph_folder_is_skipped_not_read(tmp_path: Path) -> None:
 
 
 # -- options ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("command", ["partition", "compare", "explain"])
+@pytest.mark.parametrize("command", ["partition", "compare", "explain", "explore"])
 @pytest.mark.parametrize(
     "option",
     [

@@ -71,7 +71,7 @@ def test_one_default_for_workers_everywhere() -> None:
     assert inspect.signature(wst.enable).parameters["workers"].default == options.DEFAULT_WORKERS
     assert inspect.signature(solve).parameters["workers"].default == options.DEFAULT_WORKERS
     parser = build_parser()
-    for command in ("partition", "compare", "explain", "demo"):
+    for command in ("partition", "compare", "explain", "explore", "demo"):
         args = parser.parse_args([command, "x"] if command != "demo" else [command])
         assert args.workers == options.DEFAULT_WORKERS, command
 

@@ -16,6 +16,8 @@ from .common import (
     add_command,
     add_solver_arguments,
     add_target_argument,
+    check_distinct,
+    check_output,
     exit_status_epilog,
     positive_int,
     read_module,
@@ -24,7 +26,6 @@ from .common import (
     solve_options,
     write_output,
 )
-from .partition import check_writable
 
 DESCRIPTION = """\
 List, for every loop of IN marked tt.warp_specialize, up to K plans that Triton 3.6.0 lowers,
@@ -87,7 +88,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.input)
-    check_writable(args.json)
+    check_output(args.json)
+    check_distinct([path], [args.json])
     if args.out_dir is not None and not Path(args.out_dir).is_dir():
         raise CliError(f"{args.out_dir}: cannot write: no such directory")
     text_module = read_module(path)
