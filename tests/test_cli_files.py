@@ -73,6 +73,14 @@ def test_fifo_output_is_written_not_replaced(tmp_path: Path, graph_text: str) ->
     assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+def test_output_through_a_magic_link_to_a_pipe(graph_text: str) -> None:
+    """`-o /proc/self/fd/1` (what /dev/stdout points to): the pipe gets the text."""
+    result = ws_solver("graph", GEMM, "-o", "/proc/self/fd/1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == graph_text
+
+
 def test_symlink_output_writes_its_target(tmp_path: Path, graph_text: str) -> None:
     target = tmp_path / "real" / "graph.txt"
     target.parent.mkdir()

@@ -58,14 +58,13 @@ def check_output(out: str | os.PathLike | None) -> None:
     """Fail before any work when `out` cannot be written under the rules above."""
     if is_stdout(out):
         return
-    real = Path(os.path.realpath(out))
-    node = _stat(real, out)
+    node = _stat(out)
     if node is not None and not stat.S_ISREG(node.st_mode):
         _check_node(node, out)
-        if not os.access(real, os.W_OK):
+        if not os.access(out, os.W_OK):
             raise CliError(f"{out}: cannot write: permission denied")
         return
-    folder = real.parent
+    folder = Path(os.path.realpath(out)).parent
     if not folder.is_dir():
         raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -98,19 +97,19 @@ def write_bytes(data: bytes, out: str | os.PathLike | None) -> None:
     if is_stdout(out):
         _write_stdout(data)
         return
-    real = Path(os.path.realpath(out))
-    node = _stat(real, out)
+    node = _stat(out)
     if node is not None and not stat.S_ISREG(node.st_mode):
         _check_node(node, out)
-        _write_in_place(real, data, out)
+        _write_in_place(out, data)  # through any link, as the kernel resolves it
         return
     mode = stat.S_IMODE(node.st_mode) if node is not None else _default_mode()
-    _write_atomic(real, data, mode, out)
+    _write_atomic(Path(os.path.realpath(out)), data, mode, out)
 
 
-def _stat(real: Path, out: str | os.PathLike) -> os.stat_result | None:
+def _stat(out: str | os.PathLike) -> os.stat_result | None:
+    """The node `out` names, through links; None when there is none (yet)."""
     try:
-        return real.stat()
+        return os.stat(out)
     except FileNotFoundError:
         return None
     except OSError as e:
@@ -136,9 +135,9 @@ def _identity(path: str | os.PathLike) -> object | None:
     return (node.st_dev, node.st_ino) if stat.S_ISREG(node.st_mode) else None
 
 
-def _write_in_place(real: Path, data: bytes, out: str | os.PathLike) -> None:
+def _write_in_place(out: str | os.PathLike, data: bytes) -> None:
     try:
-        fd = os.open(real, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(out, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
         try:
             view = memoryview(data)
             while view:
