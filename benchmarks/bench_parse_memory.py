@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.date.today().isoformat(),
         "source_label": args.label or str(args.source),
         "command": "python -m benchmarks.bench_parse_memory "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
+        + shlex.join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()} {platform.system()}, Python {platform.python_version()}",
         "cpus": os.cpu_count(),
         "load_before": load_before,

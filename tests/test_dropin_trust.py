@@ -168,7 +168,7 @@ def test_bad_plan_cache_record_is_solved_again(isolated, monkeypatch) -> None:  
     body = {name: record[name] for name in planrecord.FIELDS}
     path.write_text(json.dumps({**record, "digest": plancache.digest(body)}))
     plancache.clear_memory()
-    dropin.reset_jit_caches()
+    wst.reset_jit_caches()
     knobs.cache.dir = str(isolated / "triton-again")  # compile again, not from Triton's cache
     _compile("gemm_tma", 100)
     report = wst.last_compile_report()
