@@ -14,14 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_partition import one_error_line
 
-TESTS = Path(__file__).resolve().parent
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from test_cli_partition import one_error_line  # noqa: E402
-
-REPO = TESTS.parent
+REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 

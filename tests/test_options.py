@@ -71,8 +71,8 @@ def test_one_default_for_workers_everywhere() -> None:
     assert inspect.signature(wst.enable).parameters["workers"].default == options.DEFAULT_WORKERS
     assert inspect.signature(solve).parameters["workers"].default == options.DEFAULT_WORKERS
     parser = build_parser()
-    for command in ("partition", "compare", "explain", "explore", "demo"):
-        args = parser.parse_args([command, "x"] if command != "demo" else [command])
+    for command in ("partition", "compare", "explain", "explore", "demo", "tune"):
+        args = parser.parse_args([command] if command in ("demo", "tune") else [command, "x"])
         assert args.workers == options.DEFAULT_WORKERS, command
 
 
