@@ -1,6 +1,7 @@
 """How well the cost model ranks the plans of the sweep, and the margin `optimal` needs.
 
-    python -m benchmarks.fit_sweep benchmarks/results/2026-12-01-plan-sweep/dataset.json
+    python -m benchmarks.fit_sweep benchmarks/results/2026-12-01-plan-sweep/dataset.json \
+        --rules-today corpus/ttgir --check benchmarks/results/2026-12-01-tune/tune-*.json
 
 Works on the distinct binaries of each config that differ only in their plan (default knobs
 and num_stages; ``sweep_plans.is_plan_only``), since the model prices plans, not knobs:
