@@ -26,11 +26,11 @@ from .model.plan import Plan
 from .model.target import Target, target_for
 from .options import DEFAULT_WORKERS
 from .pipeline import (
+    PlannedLoop,
     SolveOptions,
-    _Planned,
-    _settle_kernels,
     loop_alternatives,
     resolve_target,
+    settle_kernels,
     solver_arguments,
 )
 from .strategy import EXPLORE
@@ -206,8 +206,8 @@ def annotate_rank(module: ir.Module, loops: list[LoopPlans], rank: int) -> list[
     planned = []
     for loop, record in zip(ws_loops(module), loops, strict=True):
         alt = record.plans[rank] if rank < len(record.plans) else record.plans[0]
-        planned.append(_Planned(loop, record.graph, alt.plan, f"explore rank {alt.rank}", {}, 0))
-    _settle_kernels(planned, tgt, f"{EXPLORE}{rank}")
+        planned.append(PlannedLoop(loop, record.graph, alt.plan, f"explore rank {alt.rank}", {}, 0))
+    settle_kernels(planned, tgt, f"{EXPLORE}{rank}")
     for item in planned:
         if item.plan.specialized:
             annotate_loop(item.loop.op, loop_annotation(item.graph, item.plan, tag=item.loop.index))

@@ -276,7 +276,7 @@ def _round(seconds: float | None) -> float | None:
 
 
 @dataclass
-class _Planned:
+class PlannedLoop:
     """One loop between planning and annotation."""
 
     loop: Any  # model.dfg's WS loop record
@@ -318,7 +318,7 @@ def _plan_each_loop(
     strategy: Strategy,
     options,
     graphs: Sequence[LoopGraph] | None,
-) -> list[_Planned]:
+) -> list[PlannedLoop]:
     loops = ws_loops(module)
     if graphs is not None and len(graphs) != len(loops):
         raise ValueError(f"{len(graphs)} loop graphs for {len(loops)} warp-specialized loops")
@@ -330,13 +330,13 @@ def _plan_each_loop(
             plan, reason, details = plan_loop(graph, tgt, strategy, options)
         except Exception as e:
             raise LoopError(_place(loop), e) from e
-        planned.append(_Planned(loop, graph, plan, reason, details, time.perf_counter() - start))
+        planned.append(PlannedLoop(loop, graph, plan, reason, details, time.perf_counter() - start))
     return planned
 
 
-def _settle_kernels(planned: list[_Planned], tgt: Target, strategy: Strategy) -> None:
+def settle_kernels(planned: list[PlannedLoop], tgt: Target, strategy: Strategy) -> None:
     """Unspecialize every loop of a kernel where specializing would spill another loop."""
-    by_kernel: dict[str, list[_Planned]] = {}
+    by_kernel: dict[str, list[PlannedLoop]] = {}
     for item in planned:
         by_kernel.setdefault(item.loop.kernel, []).append(item)
     for items in by_kernel.values():
@@ -365,7 +365,7 @@ def partition_module(
     options = options or SolveOptions()
     tgt = resolve_target(module, target)
     planned = _plan_each_loop(module, tgt, strategy, options, graphs)
-    _settle_kernels(planned, tgt, strategy)
+    settle_kernels(planned, tgt, strategy)
     reports = []
     for item in planned:
         loop, graph, plan = item.loop, item.graph, item.plan
