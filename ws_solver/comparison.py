@@ -222,14 +222,7 @@ def overrides(
                     "change": "split",
                     "rule": m.rule,
                     **_pair(graph, m.src, m.dst),
-                    "heuristic_partitions": [
-                        list(candidate.partitions_of(m.src)),
-                        list(candidate.partitions_of(m.dst)),
-                    ],
-                    "optimal_partitions": [
-                        list(optimal.partitions_of(m.src)),
-                        list(optimal.partitions_of(m.dst)),
-                    ],
+                    **_placements(candidate, optimal, m.src, m.dst),
                 }
             )
     seen: set[tuple[int, int]] = set()
@@ -248,17 +241,21 @@ def overrides(
                     **_pair(graph, e.src, e.dst),
                     "value": e.value,
                     "bytes": e.bytes,
-                    "heuristic_partitions": [
-                        list(candidate.partitions_of(e.src)),
-                        list(candidate.partitions_of(e.dst)),
-                    ],
-                    "optimal_partitions": [
-                        list(optimal.partitions_of(e.src)),
-                        list(optimal.partitions_of(e.dst)),
-                    ],
+                    **_placements(candidate, optimal, e.src, e.dst),
                 }
             )
     return out
+
+
+def _placements(candidate: Plan, optimal: Plan, a: int, b: int) -> dict:
+    """The partitions of nodes `a` and `b` under each plan, as the override records give them."""
+    return {
+        "heuristic_partitions": [
+            list(candidate.partitions_of(a)),
+            list(candidate.partitions_of(b)),
+        ],
+        "optimal_partitions": [list(optimal.partitions_of(a)), list(optimal.partitions_of(b))],
+    }
 
 
 def _together(plan: Plan, a: int, b: int) -> bool:
