@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 import subprocess
 import sys
@@ -42,6 +43,9 @@ def run_files(folder: Path) -> list[str]:
 
 
 def git_revision() -> str:
+    """The measured revision: WS_SOLVER_REVISION (a tree copied without .git), else git's."""
+    if os.environ.get("WS_SOLVER_REVISION"):
+        return os.environ["WS_SOLVER_REVISION"]
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

@@ -22,13 +22,13 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import benchmarks
 import ws_solver
+from benchmarks import archive
 from ws_solver.backends import open_backend
 from ws_solver.cli.compare import compare_on
 from ws_solver.comparison import deterministic_part
@@ -95,8 +95,8 @@ def markdown(meta: dict, rows: list[dict]) -> str:
     lines = [
         f"# compare on the local pool and on Ray, {meta['date']} (revision {meta['revision']})",
         "",
-        f"- machine: {meta['machine']}; shared with other agents' work while this ran: load "
-        f"average (1, 5, 15 min) {meta['load_before']} before, {meta['load_after']} after",
+        f"- machine: {meta['machine']}; load average (1, 5, 15 min) {meta['load_before']} "
+        f"before, {meta['load_after']} after (above the cores in use: the run was shared)",
         f"- Python {meta['python']}, Ray {meta['ray']}; corpus {meta['corpus']} "
         f"({meta['loops']} loops), time limit {meta['time_limit']:g} deterministic s per "
         f"loop, 1 CP-SAT worker per loop; {meta['repeats']} runs each (median)",
@@ -139,9 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         for w in args.workers.split(",")
         for name in args.backends.split(",")
     ]
-    revision = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    revision = archive.git_revision()
     meta = {
         "date": datetime.date.today().isoformat(),
         "revision": revision,

@@ -775,7 +775,7 @@ def is_our_failure(row: dict) -> bool:
 def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
     env: dict = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "git_revision": os.environ.get("WS_GIT_REV") or _git_rev(),
+        "git_revision": os.environ.get("WS_GIT_REV") or archive.git_revision(),
         "python": platform.python_version(),
         "dry_run": args.dry_run,
         "timing_rounds": args.rounds,
@@ -803,19 +803,6 @@ def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
         env["gpu"] = torch.cuda.get_device_name(0)
         env["sms"] = torch.cuda.get_device_properties(0).multi_processor_count
     return env
-
-
-def _git_rev() -> str:
-    """The measured revision: git's, or WS_SOLVER_REVISION for a tree copied without .git."""
-    if os.environ.get("WS_SOLVER_REVISION"):
-        return os.environ["WS_SOLVER_REVISION"]
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
-        ).stdout.strip()
-        return rev or "unknown"
-    except OSError:
-        return "unknown"
 
 
 def _fmt(x: Any, spec: str = ".3g") -> str:
