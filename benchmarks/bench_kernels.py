@@ -49,6 +49,7 @@ from benchmarks import archive, hopper_route, variants, verify_gpu
 from benchmarks.stats import spearman
 from corpus import kernels as corpus_kernels
 from ws_solver.strategy import Strategy
+from ws_solver.triton.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -165,7 +166,7 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
         elif hopper is not None:
             knobs.runtime.add_stages_inspection_hook = hopper_route.install(hopper)
         elif strategy == "triton_racy":
-            knobs.runtime.add_stages_inspection_hook = _racy_hook
+            knobs.runtime.add_stages_inspection_hook = stages_hook(_racy_hook, "triton_racy")
         else:
             raise ValueError(f"unknown strategy {strategy!r}")
         yield

@@ -245,14 +245,15 @@ def make_stage(
     return stage
 
 
-def install(variant: HopperVariant) -> Callable[..., None]:
+def install(variant: HopperVariant) -> Callable[..., Any]:
     """A stages hook that compiles sm_90 kernels through `variant`."""
+    from ws_solver.triton.versions import stages_hook
 
     def hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
         if capability // 10 == 9 and "ttgir" in stages:
             stages["ttgir"] = make_stage(options, capability, variant)
 
-    return hook
+    return stages_hook(hook, f"ws_solver-hopper-route-{variant}")
 
 
 # -- what the route built --------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 from benchmarks import bench_kernels as bench
 from corpus import kernels as corpus_kernels
 from corpus.dump import ast_source
+from ws_solver.triton.versions import stages_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +76,7 @@ def _compile(kernel: str, config: dict, variant: str, base: str = "none") -> Any
             stages["ttgir"] = ttgir
 
     if not variant.startswith("dropin:"):
-        knobs.runtime.add_stages_inspection_hook = from_file
+        knobs.runtime.add_stages_inspection_hook = stages_hook(from_file, f"variant-{variant}")
     try:
         return triton.compile(source, target=target, options=corpus_kernels.options(config))
     finally:

@@ -1,6 +1,9 @@
 """Dump every corpus kernel x config x target as TTGIR at the partitioner input point.
 
-Usage: python corpus/dump.py [--out corpus/ttgir] [--only SUBSTRING]
+Usage: python corpus/dump.py [--out DIR] [--only SUBSTRING]
+
+The default --out is the installed Triton's folder: ``corpus/ttgir`` for 3.6.0,
+``corpus/ttgir-3.9`` for 3.9.0 (``ws_solver.triton.versions``); the IR differs between them.
 
 The text is taken after ``schedule_loops`` and before warp specialization (see
 ``ws_solver.triton.make_ttgir.run_until_partition``); file paths inside ``loc(...)`` are made
@@ -29,7 +32,14 @@ if str(REPO_ROOT) not in sys.path:
 from corpus import kernels as corpus_kernels  # noqa: E402
 
 TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
-DEFAULT_OUT = REPO_ROOT / "corpus" / "ttgir"
+
+
+def default_out() -> Path:
+    """The installed Triton version's corpus folder."""
+    from ws_solver.triton.versions import installed
+
+    return REPO_ROOT / "corpus" / installed().corpus_dir
+
 TtgirStage = Callable[[Any, dict], Any]
 StageFactory = Callable[[Any, int], TtgirStage]
 _FILE_LOC = re.compile(r'loc\("([^"]+)":(\d+):(\d+)\)')
@@ -141,7 +151,9 @@ def _capture_hook(sink: dict[str, str], make_stage: StageFactory) -> Iterator[No
     """Install a stages hook whose ttgir stage records the module text and stops compiling."""
     from triton import knobs
 
-    def hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
+    from ws_solver.triton.versions import stages_hook
+
+    def install(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
         stage = make_stage(options, capability)
 
         def ttgir(mod: Any, metadata: dict) -> Any:
@@ -157,7 +169,7 @@ def _capture_hook(sink: dict[str, str], make_stage: StageFactory) -> Iterator[No
         knobs.cache.scope(),
     ):
         knobs.cache.dir = cache_dir
-        knobs.runtime.add_stages_inspection_hook = hook
+        knobs.runtime.add_stages_inspection_hook = stages_hook(install, "ws_solver-corpus-dump")
         yield
 
 
@@ -253,9 +265,10 @@ def _first_line(e: Exception) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Dump the selected jobs and update index.json; returns the number of failures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=None, help="default: see above")
     parser.add_argument("--only", default=None, help="dump only files whose name contains this")
     args = parser.parse_args(argv)
+    args.out = args.out or default_out()
     args.out.mkdir(parents=True, exist_ok=True)
     index_path = args.out / "index.json"
     # A full run rebuilds the index; a partial one updates the entries it re-dumps.

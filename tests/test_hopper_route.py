@@ -12,6 +12,7 @@ import pytest
 from benchmarks import hopper_route as hr
 from benchmarks.hopper_route import HopperVariant
 from ws_solver import ir
+from ws_solver.triton.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +86,7 @@ def _compile(variant: HopperVariant, kernel: str, config: str) -> tuple[object, 
 
     with tempfile.TemporaryDirectory() as d, knobs.cache.scope(), knobs.runtime.scope():
         knobs.cache.dir = d
-        knobs.runtime.add_stages_inspection_hook = hook
+        knobs.runtime.add_stages_inspection_hook = stages_hook(hook, f"test-{variant}")
         compiled = triton.compile(
             ast_source(kernel, cfg),
             target=GPUTarget("cuda", 90, 32),

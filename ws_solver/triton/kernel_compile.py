@@ -18,7 +18,7 @@ from ..pipeline import LoopError, LoopPlace, LoopReport, partition_text
 from ..strategy import Explore, Strategy
 from . import guard as lguard
 from . import make_ttgir as tpipe
-from . import rewrites
+from . import rewrites, versions
 from .deadline import call_with_deadline
 from .partition_check import check_partitioned
 from .reasons import failure_reason
@@ -31,8 +31,8 @@ _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
 
 
 # -- the hook ---------------------------------------------------------------------------------
-def make_hook(session: Session) -> Callable[..., None]:
-    def hook(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
+def make_hook(session: Session) -> Callable[..., Any]:
+    def install(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
         if session.active and _applies(backend, stages, language, capability):
             compile_ = KernelCompile(session, stages, options, int(capability))
             stages["ttgir"] = compile_.ttgir
@@ -44,6 +44,11 @@ def make_hook(session: Session) -> Callable[..., None]:
         if session.prev_hook is not None:
             session.prev_hook(backend, stages, options, language, capability)
 
+    def key() -> str:
+        own = f"ws_solver-{session.settings.strategy}-{session.settings.digest()}"
+        return own if not session.active else own + versions.hook_key(session.prev_hook)
+
+    hook = versions.stages_hook(install, key)
     hook.ws_solver_session = session  # type: ignore[attr-defined]
     return hook
 

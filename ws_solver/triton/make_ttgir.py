@@ -1,7 +1,9 @@
-"""Triton 3.6.0's NVIDIA ``make_ttgir`` split at the partitioner input point.
+"""Triton's NVIDIA ``make_ttgir`` split at the partitioner input point (3.6.0 and 3.9.0).
 
-The pass lists mirror ``triton/backends/nvidia/compiler.py::make_ttgir`` of Triton 3.6.0;
-a different Triton version needs this file re-checked against its ``make_ttgir``.
+The pass lists mirror ``triton/backends/nvidia/compiler.py::make_ttgir`` of each supported
+version; where they differ, ``versions.py`` says how (one flag per difference). A new
+version needs its row there, checked against its ``make_ttgir``. Not run by the split: 3.9's
+``fpsan`` instrumentation (a debugging mode).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import os
 import tempfile
 from collections.abc import Callable
 from typing import Any
+
+from . import versions
 
 PartitionFn = Callable[[str], str]
 TextRewrite = Callable[[str], str]
@@ -26,16 +30,26 @@ def _add_head(pm: Any, options: Any, capability: int) -> None:
     """Add the passes make_ttgir runs before its per-architecture branch."""
     from triton._C.libtriton import nvidia, passes
 
+    version = versions.installed()
     emu_tf32 = capability // 10 >= 8
     passes.ttir.add_convert_to_ttgpuir(
         pm, f"cuda:{capability}", options.num_warps, 32, options.num_ctas
     )
+    if version.clc and getattr(options, "clc", False):
+        nvidia.passes.ttnvgpuir.add_to_clc(pm)
     passes.ttgpuir.add_coalesce(pm)
     passes.ttgpuir.add_f32_dot_tc(pm, emu_tf32)
-    nvidia.passes.ttnvgpuir.add_plan_cta(pm)
+    if version.cga_layouts:
+        nvidia.passes.ttnvgpuir.add_assign_cga_layouts(pm)
+        passes.ttgpuir.add_remove_layout_conversions(pm)
+        nvidia.passes.ttnvgpuir.add_optimize_cta_locality(pm)
+    else:
+        nvidia.passes.ttnvgpuir.add_plan_cta(pm)
     passes.ttgpuir.add_remove_layout_conversions(pm)
     passes.ttgpuir.add_optimize_thread_locality(pm)
     passes.ttgpuir.add_accelerate_matmul(pm)
+    if version.cga_layouts:
+        nvidia.passes.ttnvgpuir.add_check_matmul_two_cta(pm)
     passes.ttgpuir.add_remove_layout_conversions(pm)
     passes.ttgpuir.add_optimize_dot_operands(pm, capability >= 80)
     nvidia.passes.ttnvgpuir.add_optimize_descriptor_encoding(pm)
@@ -101,14 +115,20 @@ def _add_tail(pm: Any, capability: int) -> None:
     """Add the passes make_ttgir runs after its per-architecture branch."""
     from triton._C.libtriton import nvidia, passes
 
+    version = versions.installed()
     passes.common.add_canonicalizer(pm)
     passes.ttir.add_loop_aware_cse(pm)
-    passes.ttgpuir.add_prefetch(pm)
+    if version.prefetch:
+        passes.ttgpuir.add_prefetch(pm)
     passes.ttgpuir.add_optimize_dot_operands(pm, capability >= 80)
     passes.ttgpuir.add_coalesce_async_copy(pm)
     nvidia.passes.ttnvgpuir.add_optimize_tmem_layouts(pm)
+    if version.tmem_load_reduce:
+        nvidia.passes.ttnvgpuir.add_tmem_load_reduce(pm)
     if capability // 10 >= 9:
         nvidia.passes.ttnvgpuir.add_tma_lowering(pm)
+    if version.lower_clc and capability // 10 >= 10:
+        nvidia.passes.ttnvgpuir.add_lower_clc(pm)
     passes.ttgpuir.add_remove_layout_conversions(pm)
     nvidia.passes.ttnvgpuir.add_interleave_tmem(pm)
     passes.ttgpuir.add_reduce_data_duplication(pm)
@@ -117,6 +137,8 @@ def _add_tail(pm: Any, capability: int) -> None:
     passes.common.add_symbol_dce(pm)
     nvidia.passes.ttnvgpuir.add_fence_insertion(pm, capability)
     nvidia.passes.ttnvgpuir.add_lower_mma(pm)
+    if version.hoist_mbarrier_lifecycle:
+        nvidia.passes.ttnvgpuir.add_hoist_mbarrier_lifecycle(pm, capability)
     passes.common.add_sccp(pm)
     passes.common.add_cse(pm)
     passes.common.add_canonicalizer(pm)
