@@ -1,1 +1,16 @@
 """Kernel corpus: Triton kernels written for ws_solver and their dumped TTGIR."""
+
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent
+
+
+def ttgir_dir() -> Path:
+    """The dumps the installed Triton reads: ``corpus/ttgir`` for 3.6.0 (and without
+    Triton), ``corpus/ttgir-3.9`` for 3.9.0. Text handed to Triton must come from here."""
+    try:
+        from ws_solver.triton.versions import installed
+
+        return _ROOT / installed().corpus_dir
+    except ImportError:
+        return _ROOT / "ttgir"

@@ -40,6 +40,7 @@ def default_out() -> Path:
 
     return REPO_ROOT / "corpus" / installed().corpus_dir
 
+
 TtgirStage = Callable[[Any, dict], Any]
 StageFactory = Callable[[Any, int], TtgirStage]
 _FILE_LOC = re.compile(r'loc\("([^"]+)":(\d+):(\d+)\)')

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import corpus
 from corpus.dump import count_ws_loops
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-TTGIR_DIR = REPO_ROOT / "corpus" / "ttgir"
+TTGIR_DIR = corpus.ttgir_dir()
 INDEX = json.loads((TTGIR_DIR / "index.json").read_text())
 
 

@@ -19,6 +19,7 @@ pytest.importorskip("triton")
 from test_dropin import REPO_ROOT, _compile, _stub_solver, isolated  # noqa: F401
 from triton.backends.nvidia.compiler import CUDAOptions
 
+import corpus
 import ws_solver.triton as wst
 from ws_solver.triton import dropin
 from ws_solver.triton import guard as lguard
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.triton
 
 TESTS = Path(__file__).resolve().parent
 
-CORPUS = REPO_ROOT / "corpus" / "ttgir"
+CORPUS = corpus.ttgir_dir()
 
 
 def _job(name: str, cap: int, num_warps: int = 4, num_stages: int = 4) -> lguard.LoweringJob:
@@ -90,6 +91,7 @@ def test_probe_crash_is_reported(fresh_guard) -> None:
     assert fresh_guard.probe(_job(GEMM, 100), 60).ok
 
 
+@pytest.mark.triton36
 def test_probe_failure_carries_the_mlir_error(fresh_guard) -> None:
     # Triton's own partitioner on a loop with no load feeding an MMA (see triton-3.6-facts.md).
     verdict = fresh_guard.probe(_job("row_reduce.r2_n2048_w8_s2.sm100.ttgir", 100, 8, 2), 60)
@@ -200,6 +202,7 @@ def test_child_is_killed_not_orphaned(fresh_guard) -> None:
         os.kill(server.proc.pid, 0)
 
 
+@pytest.mark.triton36
 def test_real_pipeline_hang_is_caught(fresh_guard) -> None:
     """The plan that made Triton 3.6's sm_90 `pipeline` spin forever (a wgmma whose shared
     operand is defined before the loop, in a non-default partition; rule R1 of
@@ -220,6 +223,7 @@ def test_real_pipeline_hang_is_caught(fresh_guard) -> None:
     assert fresh_guard.probe(job, 60).ok
 
 
+@pytest.mark.triton36
 def test_probe_catches_a_failure_in_make_llir(fresh_guard) -> None:
     """Two WS loops that Triton gives different warp counts pass make_ttgir and fail only in
     make_llir (setmaxnreg out of range); the probe lowers that far, so the drop-in can fall

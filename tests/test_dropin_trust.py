@@ -21,13 +21,14 @@ TESTS = Path(__file__).resolve().parent
 
 from test_dropin import REPO_ROOT, _compile, _stub_solver, isolated  # noqa: E402, F401
 
+import corpus  # noqa: E402
 import ws_solver.triton as wst  # noqa: E402
 from ws_solver.pipeline import partition_text  # noqa: E402
 from ws_solver.triton import kernel_compile  # noqa: E402
 
 pytestmark = pytest.mark.triton
 
-CORPUS = REPO_ROOT / "corpus" / "ttgir"
+CORPUS = corpus.ttgir_dir()
 OTHER_KERNEL = CORPUS / "attention_fwd.d64_m128n64_w4_s3.sm100.ttgir"
 
 

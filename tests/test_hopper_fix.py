@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import corpus
 from ws_solver import ir
 from ws_solver.triton.hopper import (
     check_releases,
@@ -18,7 +19,7 @@ from ws_solver.triton.hopper import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TTGIR = REPO_ROOT / "corpus" / "ttgir"
+TTGIR = corpus.ttgir_dir()
 
 GEMMS = [
     "gemm_tma.t128x128x64_w4_s4",

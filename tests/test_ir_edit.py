@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+import corpus
 from ws_solver import ir
 from ws_solver.ir.attributes import print_dictionary
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CORPUS = sorted((REPO_ROOT / "corpus" / "ttgir").glob("*.ttgir"))
+CORPUS = sorted(corpus.ttgir_dir().glob("*.ttgir"))
 
 # Printed by Triton 3.6 (parse → str) from a hand-written kernel: one op of each format.
 SAMPLE = (Path(__file__).parent / "data" / "ir_sample.sm90.ttgir").read_text()
@@ -384,7 +385,7 @@ def test_new_dictionary_placement_in_other_formats(name: str, nth: int, expected
     assert len(_check_minimal_diff(ir.parse(text), module)) == 1
 
 
-@pytest.mark.triton
+@pytest.mark.triton36
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.ttgir")), ids=lambda p: p.name)
 def test_triton_accepts_an_attribute_on_every_op_of_other_ir(path: Path) -> None:
     """IR after make_ttgir (ttg.warp_specialize, barriers, TMA copies, wgmma waits, while

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+import corpus
 from ws_solver import ir
 from ws_solver.ir import types as T
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TTGIR_DIR = REPO_ROOT / "corpus" / "ttgir"
+TTGIR_DIR = corpus.ttgir_dir()
 CORPUS = sorted(TTGIR_DIR.glob("*.ttgir"))
 INDEX = {e["file"]: e for e in json.loads((TTGIR_DIR / "index.json").read_text())}
 

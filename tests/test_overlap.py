@@ -291,6 +291,7 @@ def test_sinking_keeps_every_read_and_write_safe(steps):
 
 
 @pytest.mark.triton
+@pytest.mark.triton36
 def test_specialized_ahead_consumer_overlaps_and_releases_no_stage_early():
     """Triton's split of the ahead kernel, with the sinking: the softmax moves under the S
     wgmma together with the K stage release, and the Hopper fix's checker finds no stage

@@ -33,6 +33,10 @@ def test_check_accepts_what_the_pipeline_writes() -> None:
         (lambda t: t.replace(", ttg.partition = array<i32: 1>}", "}", 1), "partly annotated"),
         (lambda t: t.replace("divisibility = 16", "divisibility = 8", 1), "more than partition"),
         (lambda t: t[: t.rindex("#loc")], "does not parse"),
+        (
+            lambda t: t.replace("ttg.partition = array<i32: 1>", "ttg.partition = array<i32: 5>"),
+            "names partition 5, the loop has 2",
+        ),
     ],
 )
 def test_check_refuses_other_changes(edit, says: str) -> None:

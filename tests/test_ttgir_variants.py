@@ -105,6 +105,7 @@ def test_a_ptx_file_replaces_the_ptx_stage(tmp_path):
 
 
 @pytest.mark.triton
+@pytest.mark.triton36
 def test_a_file_can_replace_a_stage_of_a_specialized_compile(tmp_path):
     """--base-strategy: the PTX of a warp-specialized compile, assembled from a file, keeps
     that compile's metadata (12 warps, not the unspecialized 8)."""

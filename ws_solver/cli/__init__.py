@@ -12,6 +12,7 @@ import os
 import sys
 
 from .. import __version__
+from ..triton.versions import UnsupportedTritonVersion
 from . import compare, demo, explain, explore, graph, partition, tune
 from .common import PROG, CliError, report, resource_failure
 
@@ -40,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as e:
         report(e.message)
         return e.code
+    except UnsupportedTritonVersion as e:
+        report(str(e))
+        return 2
     except KeyboardInterrupt:
         report("interrupted")
         return 130

@@ -27,11 +27,15 @@ from .dropin import (
     reset_jit_caches,
 )
 from .session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
+from .versions import SUPPORTED as SUPPORTED_TRITON_VERSIONS
+from .versions import UnsupportedTritonVersion
 
 # In ws_solver.triton.autotuner, which imports Triton: loaded on first use.
 _AUTOTUNER = ("autotune", "Autotuner", "WSTuningWarning", "last_tuning_report", "tuning_reports")
 
 __all__ = [
+    "SUPPORTED_TRITON_VERSIONS",
+    "UnsupportedTritonVersion",
     *_AUTOTUNER,
     "FALLBACKS",
     "STRATEGIES",

@@ -26,6 +26,7 @@ from ..options import DEFAULT_WORKERS, check_flag
 from ..pipeline import SolveOptions
 from ..strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
 from . import guard as lguard
+from . import versions
 from .kernel_compile import make_hook
 from .session import NOTHING, CompileReport, Session, Settings, lock
 
@@ -69,8 +70,10 @@ def enable(
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
     Every option is checked here: a bad value raises ``ValueError`` (an unknown one
-    ``TypeError``), and nothing is installed.
+    ``TypeError``), and nothing is installed. A Triton version the drop-in does not support
+    raises ``versions.UnsupportedTritonVersion`` naming the supported ones.
     """
+    versions.installed()
     strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
     unknown = sorted(set(options) - {f.name for f in fields(SolveOptions)})
     if unknown:

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from . import versions
 from .candidates import Candidate
 from .tuning import tolerance_for
 
@@ -264,6 +265,10 @@ def unavailable() -> str | None:
         return f"Triton has no active GPU driver ({type(e).__name__}: {e})"
     if target.backend != "cuda":
         return f"the GPU is {target.backend}, not CUDA"
+    try:
+        versions.installed()
+    except versions.UnsupportedTritonVersion as e:
+        return str(e)
     return None
 
 

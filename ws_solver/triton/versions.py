@@ -32,8 +32,18 @@ class TritonVersion:
     tmem_load_reduce: bool
     lower_clc: bool
     hoist_mbarrier_lifecycle: bool
+    # 3.9 on sm_100: partition 0 is the default warp group and holds neither a TMA load nor
+    # an MMA. A plan whose partition 0 holds one is lowered with an empty default partition
+    # inserted before the plan's, which shift by one (the assignment is kept; found by moving
+    # single ops of annotated corpus loops and reading the IR after partition scheduling).
+    inserts_default_partition: bool
     # The corpus folder holding this version's TTGIR at the partitioner input point.
     corpus_dir: str
+
+    def extra_default_partition(self, capability: int) -> int:
+        """How many partitions Triton adds in front of a plan whose partition 0 holds a TMA
+        load or an MMA (0 or 1)."""
+        return int(self.inserts_default_partition and capability >= 100)
 
 
 SUPPORTED: dict[str, TritonVersion] = {
@@ -45,6 +55,7 @@ SUPPORTED: dict[str, TritonVersion] = {
         tmem_load_reduce=False,
         lower_clc=False,
         hoist_mbarrier_lifecycle=False,
+        inserts_default_partition=False,
         corpus_dir="ttgir",
     ),
     "3.9.0": TritonVersion(
@@ -55,6 +66,7 @@ SUPPORTED: dict[str, TritonVersion] = {
         tmem_load_reduce=True,
         lower_clc=True,
         hoist_mbarrier_lifecycle=True,
+        inserts_default_partition=True,
         corpus_dir="ttgir-3.9",
     ),
 }
