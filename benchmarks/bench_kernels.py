@@ -76,7 +76,7 @@ DROPIN_SETTINGS: dict[str, tuple[Strategy, dict]] = {
 DROPIN = frozenset(DROPIN_SETTINGS)
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
-    "builtin": "Triton 3.6 built-in sm_90 path (plain triton.compile)",
+    "builtin": "stock Triton (plain triton.compile; the version is in the header)",
     "triton": "Triton's partitioner, generic route + ws_solver Hopper fix",
     "heuristic": "ws_solver heuristic plan + Hopper fix + per-warp-group release",
     "forced": "ws_solver heuristic plan, specialized even where the model says it does not pay",
