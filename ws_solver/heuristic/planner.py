@@ -10,11 +10,11 @@ from ..model.floors import no_split
 from ..model.graph import LoopGraph
 from ..model.lowering import TmemIf, lowering_violations
 from ..model.plan import Partition, Plan
-from ..model.resources import padded_warps
+from ..model.resources import padded_warps, registers_needed
 from ..model.target import Target, target_for
 from ..model.unspecialized import single_partition_plan
 from ..strategy import Strategy
-from .assign import assign, cap_partitions, group_cost, number_partitions
+from .assign import assign, cap_partitions, group_cost, number_partitions, role_of
 from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
 from .merge import MergeState, merge_data_partitions
 from .resources import (
@@ -178,3 +178,34 @@ def _merge_for_registers(state: MergeState, table: CostTable, ids: dict[int, int
 
     victim = min(others, key=key)
     state.merge(REGISTERS, default, victim)
+
+
+def with_resources(
+    graph: LoopGraph, target: Target, assignment: tuple[tuple[int, ...], ...], strategy: str
+) -> Plan:
+    """A plan for an assignment another partitioner made (partition ids 0..n-1, some maybe
+    empty), with this heuristic's warps, registers, stages and channel depths, so that the
+    cost model can price it. Registers that do not fit are given as the need (the plan's
+    check then says so)."""
+    facts = facts_for(graph, target)
+    table = cost_table(graph, target)
+    n = 1 + max((p for parts in assignment for p in parts), default=0)
+    roles = [role_of(_or_flags(facts, members_of(assignment, p))) for p in range(n)]
+    warps = choose_warps(graph, target, table, facts, assignment, n)
+    registers = choose_registers(target, table, facts, assignment, warps, roles) or [
+        max(target.setmaxnreg_min, registers_needed(table, members_of(assignment, p), warps[p]))
+        for p in range(n)
+    ]
+    partitions = tuple(
+        Partition(p, warps[p], registers[p], stage_of(target, roles[p]), roles[p]) for p in range(n)
+    )
+    channels = choose_channels(graph, target, table, assignment, partitions, roles)
+    return Plan(graph.name, target.name, assignment, partitions, channels, strategy)
+
+
+def _or_flags(facts: Facts, members) -> int:
+    flags = 0
+    for m in members:
+        if m in facts.assignable:
+            flags |= facts.flags[m]
+    return flags

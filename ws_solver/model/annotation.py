@@ -36,3 +36,28 @@ def loop_annotation(graph: LoopGraph, plan: Plan, tag: int) -> LoopAnnotation:
         stages=tuple(p.stage for p in plan.partitions),
         tag=tag,
     )
+
+
+def annotated_assignment(
+    graph: LoopGraph, annotation: LoopAnnotation
+) -> tuple[tuple[int, ...], ...]:
+    """The other way: per node id, the partition set an annotation gives it (what another
+    partitioner wrote, read back onto `graph`). Value nodes read their owner's
+    `ttg.partition.outputs` (the loop's for its own iter args); the loop body's terminator
+    runs in every partition of the loop."""
+    found: list[tuple[int, ...]] = []
+    for node in graph.nodes:
+        if node.role == NodeRole.TERMINATOR and node.parent is None:
+            parts = annotation.loop_partitions
+        elif node.role in (NodeRole.OP, NodeRole.TERMINATOR):
+            parts = annotation.op_partitions[node.op_index]
+        elif node.op_index < 0:
+            parts = _nth(annotation.loop_outputs, node.result_index)
+        else:
+            parts = _nth(annotation.op_outputs.get(node.op_index, ()), node.result_index)
+        found.append(tuple(sorted(parts)))
+    return tuple(found)
+
+
+def _nth(sets: tuple[tuple[int, ...], ...], index: int) -> tuple[int, ...]:
+    return sets[index] if 0 <= index < len(sets) else ()
