@@ -103,3 +103,14 @@ def plan_brief(plan: Plan, graph: LoopGraph, target: Target) -> dict:
         "objective": cost.objective,
         "violations": check_plan(plan, graph, target),
     }
+
+
+def side_by_side(graph: LoopGraph, target: Target, heuristic: Plan, seed: Plan) -> dict:
+    """The seed's plan beside the heuristic's, as comparisons record it."""
+    found = agreement(heuristic, seed)
+    return {
+        "agree": found.agree,
+        "partitions": {"heuristic": found.partitions[0], "seed": found.partitions[1]},
+        "seed": plan_brief(seed, graph, target),
+        "differing": differences(graph, heuristic, seed, found),
+    }
