@@ -114,3 +114,14 @@ def side_by_side(graph: LoopGraph, target: Target, heuristic: Plan, seed: Plan) 
         "seed": plan_brief(seed, graph, target),
         "differing": differences(graph, heuristic, seed, found),
     }
+
+
+def seed_summary(records: list[dict], triton: str) -> dict:
+    """The seed column's summary over compare records (those with a "seed" entry)."""
+    compared = [r["seed"] for r in records if "seed" in r and "error" not in r["seed"]]
+    return {
+        "triton": triton,
+        "loops": len(compared),
+        "agree": sum(s["agree"] for s in compared),
+        "failed": sum(1 for r in records if "error" in r.get("seed", {})),
+    }

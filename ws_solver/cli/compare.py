@@ -95,6 +95,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", metavar="R.json", help="write the comparison as JSON")
     parser.add_argument(
+        "--triton-plan",
+        action="store_true",
+        help="a third column: the plan of Triton's own partition scheduler (the seed, PR "
+        "#7312; needs Triton 3.7+), its modeled II and whether it partitions the loop as "
+        "the heuristic's plan does (the plan the heuristic builds, before it may decline "
+        "to specialize)",
+    )
+    parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress on stderr (errors still)"
     )
     return parser
@@ -105,8 +113,11 @@ def run(args: argparse.Namespace) -> int:
     for out in (args.report, args.json):
         check_output(out)
     outputs = (args.report, args.json)
+    triton = seed_version() if getattr(args, "triton_plan", False) else None
     result = run_compare(args.paths, args, progress=not args.quiet, outputs=outputs)
     document = result.document
+    if triton is not None:
+        add_seed_column(document, triton)
     if not document["loops"] and document["failures"]:
         return result.exit_status  # nothing compared: each failure was reported; no files
     if args.json:
@@ -120,6 +131,45 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_output(cmp.to_text(document), None)
     return result.exit_status
+
+
+def seed_version() -> str | None:
+    """The installed Triton if its scheduler is the seed's; else None, said in one line."""
+    from ..triton.seed_plan import SeedUnavailable, installed_version
+
+    try:
+        return installed_version()
+    except SeedUnavailable as e:
+        report(f"--triton-plan: {e}; no seed column")
+        return None
+
+
+def add_seed_column(document: dict, triton: str) -> None:
+    """Put Triton's own plan beside the heuristic's in each loop record (`"seed"`), and its
+    summary in the document."""
+    from ..agreement import seed_summary, side_by_side
+    from ..heuristic import decide
+    from ..triton.seed_plan import seed_plans
+
+    by_file: dict[str, list[dict]] = {}
+    for r in document["loops"]:
+        by_file.setdefault(r["file"], []).append(r)
+    for file, records in by_file.items():
+        target = target_for(records[0]["target"])
+        try:
+            found = seed_plans(Path(file).read_text(), target)
+        except Exception as e:  # the seed column never fails the comparison
+            message = f"{file}: Triton's scheduler: {type(e).__name__}: {e}"
+            report(message)
+            for r in records:
+                r["seed"] = {"error": message}
+            continue
+        loops = {graph.loop_index: (graph, seed, loop) for graph, seed, loop in found}
+        for r in records:
+            graph, seed, loop = loops[r["loop"]]
+            built, _ = decide(graph, target, force=True)
+            r["seed"] = {**side_by_side(graph, target, built, seed), "rules": list(loop.rules)}
+    document["seed"] = seed_summary(document["loops"], triton)
 
 
 def render_report(document: dict, report_format: str) -> str:

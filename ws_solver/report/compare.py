@@ -36,6 +36,22 @@ TABLE_COLUMNS = (
     ("smem KiB H/O", "l"),
     ("overrides", "r"),
 )
+# With `compare --triton-plan`: Triton's own plan (the seed) beside the heuristic's.
+SEED_COLUMNS = (("II seed", "r"), ("seed vs H", "l"))
+
+
+def table_columns(document: dict) -> tuple[tuple[str, str], ...]:
+    return TABLE_COLUMNS + SEED_COLUMNS if "seed" in document else TABLE_COLUMNS
+
+
+def _seed_cells(record: dict) -> tuple[str, str]:
+    seed = record.get("seed")
+    if seed is None or "error" in seed:
+        return ("-", "failed" if seed else "-")
+    return (
+        str(seed["seed"]["ii"]),
+        "same" if seed["agree"] else f"{len(seed['differing'])} differ",
+    )
 
 
 def loop_rows(document: dict) -> list[tuple[str, ...]]:
@@ -67,6 +83,7 @@ def loop_rows(document: dict) -> list[tuple[str, ...]]:
                 f"{h['shared_memory'] / 1024:.0f}/{o['shared_memory'] / 1024:.0f}",
                 str(len(r["overrides"])),
             )
+            + (_seed_cells(r) if "seed" in document else ())
         )
     return rows
 
@@ -147,6 +164,13 @@ def summary_lines(document: dict) -> list[str]:
         )
         if t.get("plan_cache_replaced"):
             lines.append(f"plan cache: {t['plan_cache_replaced']} bad record(s) solved again")
+    if "seed" in document:
+        sd = document["seed"]
+        lines.append(
+            f"Triton {sd['triton']}'s own scheduler (the seed): the heuristic's partitioning "
+            f"in {sd['agree']} of {sd['loops']} loops"
+            + (f"; {sd['failed']} loop(s) it could not be run on" if sd["failed"] else "")
+        )
     if s["failed"]:
         lines.append(f"{s['failed']} file(s) or loop(s) failed (see Failures)")
     return lines
@@ -326,7 +350,7 @@ def build_doc(document: dict, images: Sequence[tuple[str, str]] = ()) -> Doc:
             "ΔII relative to the heuristic; time = wall time of the optimal strategy "
             "(heuristic seed + CP-SAT)."
         )
-        doc.table(TABLE_COLUMNS, loop_rows(document))
+        doc.table(table_columns(document), loop_rows(document))
     overridden = [r for r in document["loops"] if r["overrides"]]
     if overridden:
         doc.heading(2, "Where the optimum overrode the heuristic")
@@ -375,8 +399,8 @@ def to_text(document: dict) -> str:
     """Plain text for a terminal: the per-loop table, then the summary."""
     from .graph import _align
 
-    columns = tuple(c for c, _ in TABLE_COLUMNS)
-    right = {i for i, (_, a) in enumerate(TABLE_COLUMNS) if a == "r"}
+    columns = tuple(c for c, _ in table_columns(document))
+    right = {i for i, (_, a) in enumerate(table_columns(document)) if a == "r"}
     out = []
     if document["loops"]:
         out.append(_align([columns, *loop_rows(document)], right))
