@@ -284,18 +284,21 @@ def _cond_reset_split(swap: bool):
     return plan_of
 
 
+@pytest.mark.triton36
 def test_if_with_the_mma_partition_lowers() -> None:
     """Triton lowers the cond-reset split (if in the MMA's and the compute partition) when the
     compute partition is the default region and the MMA partition 1 (lowering rule R4)."""
     _lower(COND_RESET, _cond_reset_split(swap=True))
 
 
+@pytest.mark.triton36
 def test_if_with_the_mma_partition_numbered_otherwise_fails() -> None:
     """The same split with the MMA in partition 0: Triton rejects it, and so does the check."""
     with pytest.raises(RuntimeError):
         _lower(COND_RESET, _cond_reset_split(swap=False))
 
 
+@pytest.mark.triton36
 def test_heuristic_cond_reset_plan_lowers() -> None:
     """The heuristic's plan for cond-reset lowers, or it declines to specialize because R4
     wants the if's body in partition 0 and the kernel's warps cannot hold its registers."""

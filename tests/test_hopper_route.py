@@ -109,6 +109,7 @@ def test_one_consumer_group_is_honoured_and_buffers_follow_the_pass_argument():
     assert isinstance(compiled.asm["cubin"], bytes)
 
 
+@pytest.mark.triton36  # 3.9 fails the same split with another message
 def test_two_consumer_groups_split_the_tile_and_a_tma_store_breaks_it():
     # The data partition halves the accumulator, but not the store's tensor descriptor.
     with pytest.raises(hr.RouteFailed, match="tensor descriptor block and tensor types"):
