@@ -1,6 +1,7 @@
-"""Which partition plans Triton 3.6.0's warp-specialization lowering accepts.
+"""Which partition plans the installed Triton's warp-specialization lowering accepts.
 
-For every corpus file (``corpus/ttgir/*.ttgir``, sm_90 and sm_100) and every plan source —
+For every corpus file of the installed version (``corpus.ttgir_dir()``: ``corpus/ttgir`` for
+3.6.0, ``corpus/ttgir-3.9`` for 3.9.0; sm_90 and sm_100) and every plan source —
 Triton's own partitioner (``triton``), ws_solver's ``heuristic``, ``optimal`` (CP-SAT) and
 the heuristic with ``force=True`` (``force``) — annotate the module and run Triton's lowering
 (``run_after_partition``: warp_specialize, pipeline, optimize_partition_warps, the Hopper fix
@@ -17,7 +18,9 @@ with ``--moves`` a summary per (file, plan), a rule-versus-verdict table, and, w
 ``--pairs`` lowers the minimal pairs of ``benchmarks/lowering_pairs.json`` instead: for each
 rule, a plan (given node by node) and the same plan with one change (one node moved, or two
 partition ids swapped), with the verdict of each. These plans are spelled out, so they do not
-change when the heuristic or the model does.
+change when the heuristic or the model does. A pair probed on another Triton version is
+lowered on the installed version's file of the same name when its loop graph is the same
+(``benchmarks/pair_mapping.py``), and skipped otherwise, with the reason.
 
     python -m benchmarks.lowering_probe                 # base plans
     python -m benchmarks.lowering_probe --pairs         # the minimal pairs
@@ -40,6 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.pair_mapping import ResolvedPair, resolve
+from corpus import ttgir_dir
 from ws_solver import ir
 from ws_solver.ir.annotate import annotate_loop, clear_loop
 from ws_solver.model.annotation import loop_annotation
@@ -56,7 +61,6 @@ from ws_solver.pipeline import SolveOptions, plan_loop
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-CORPUS = REPO_ROOT / "corpus" / "ttgir"
 PAIRS = Path(__file__).resolve().parent / "lowering_pairs.json"
 PLANS = ("triton", "heuristic", "optimal", "force")
 MOVED_PLANS = ("heuristic", "optimal", "force")  # the ws_solver plans that get perturbed
@@ -94,8 +98,9 @@ class Variant:
 
 
 def file_options(name: str) -> tuple[int, int, int]:
-    """(capability, num_warps, num_stages) of a corpus file, from corpus/ttgir/index.json."""
-    index = json.loads((CORPUS / "index.json").read_text())
+    """(capability, num_warps, num_stages) of a corpus file, from the installed version's
+    corpus index (index.json)."""
+    index = json.loads((ttgir_dir() / "index.json").read_text())
     entry = next(e for e in index if e["file"] == name)
     cap = 90 if entry["target"] == "sm90" else 100
     return cap, entry["num_warps"], entry["num_stages"]
@@ -157,7 +162,7 @@ def _rules(loop_plans: list, capability: int) -> list[str]:
 
 
 def variants_for(name: str, names: tuple[str, ...], moves: bool, options) -> list[Variant]:
-    text = (CORPUS / name).read_text()
+    text = (ttgir_dir() / name).read_text()
     cap = file_options(name)[0]
     plans = base_plans(text, names, options)
     out = []
@@ -348,17 +353,29 @@ def plan_from_spec(graph, spec: dict, change: list | None = None) -> Plan:
     return Plan(graph.name, "", assignment, partitions, (), "pair")
 
 
-def pair_ttgir(pair: dict) -> Path:
-    """The TTGIR a minimal pair was probed on: the corpus's, or, for a pair found on an
-    earlier version of a kernel, the archived copy its ``ttgir_dir`` names."""
-    return REPO_ROOT / pair.get("ttgir_dir", "corpus/ttgir") / pair["file"]
+def installed_version() -> str:
+    """The installed Triton's release ("3.6.0"), as the version table names it."""
+    from ws_solver.triton.versions import installed
+
+    return installed().name
 
 
-def pair_variants(pairs_path: Path = PAIRS) -> list[Variant]:
-    """Two variants per minimal pair: as given, and with its one change."""
+def resolved_pairs(pairs_path: Path = PAIRS) -> list[tuple[int, dict, ResolvedPair | str]]:
+    """Each minimal pair with where the installed Triton lowers it, or why it cannot."""
+    pairs = json.loads(pairs_path.read_text())
+    corpus, version = ttgir_dir(), installed_version()
+    return [(index, pair, resolve(pair, corpus, version)) for index, pair in enumerate(pairs)]
+
+
+def pair_variants(pairs_path: Path = PAIRS, resolved: list | None = None) -> list[Variant]:
+    """Two variants per minimal pair that the installed Triton can lower: as given, and with
+    its one change."""
     out = []
-    for index, pair in enumerate(json.loads(pairs_path.read_text())):
-        text = pair_ttgir(pair).read_text()
+    for index, _, where in resolved or resolved_pairs(pairs_path):
+        if isinstance(where, str):
+            continue
+        pair = where.pair
+        text = where.path.read_text()
         module = ir.parse(text)
         graphs = [build_graph(module, loop) for loop in ws_loops(module)]
         cap = file_options(pair["file"])[0]
@@ -452,11 +469,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(names) - set(PLANS)
     if unknown:
         ap.error(f"unknown plans: {', '.join(sorted(unknown))}")
-    files = sorted(p.name for p in CORPUS.glob("*.ttgir") if fnmatch.fnmatch(p.name, args.files))
+    corpus = ttgir_dir()
+    files = sorted(p.name for p in corpus.glob("*.ttgir") if fnmatch.fnmatch(p.name, args.files))
     options = SolveOptions(time_limit=args.time_limit, workers=2)
     variants: list[Variant] = []
+    skipped: list[tuple[int, dict, str]] = []
     if args.pairs:
-        variants = pair_variants()
+        resolved = resolved_pairs()
+        skipped = [(i, pair, why) for i, pair, why in resolved if isinstance(why, str)]
+        variants = pair_variants(resolved=resolved)
+        for index, pair, why in skipped:
+            print(f"pair {index} {pair['rule']} skipped: {why}", file=sys.stderr, flush=True)
     else:
         for name in files:
             variants.extend(variants_for(name, names, args.moves, options))
@@ -502,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {v.file} | {v.plan}{hopper} | {parts} | {cell(v.verdict)} | "
                 f"{' '.join(v.rules)} | {error[:120]} |"
             )
+    for index, pair, why in skipped:
+        print(f"| {pair['file']} | pair {index} {pair['rule']} | | skipped | | {why} |")
     if args.moves:
         print()
         print("| file | plan | moves | ok | failed | hang | crash | failing passes |")
