@@ -1,6 +1,6 @@
 """Follow-up probes of the 3.9 run: a plan with its partition ids permuted, or one node moved.
 
-    PYTHONPATH=. python benchmarks/results/2026-12-01-lowering-3.9/variants.py \\
+    PYTHONPATH=. python benchmarks/results/2026-12-01-lowering-triton39/variants.py \\
         FILE SOURCE CHANGE [CHANGE...]
 
 FILE: a file of the installed version's corpus; SOURCE: a plan source of lowering_probe
