@@ -131,7 +131,9 @@ def _load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _planned_rows(data: dict):
+def _planned_rows(data: dict | list):
+    if not isinstance(data, dict):  # not a bench run's results (e.g. lowering_probe's list)
+        return
     for row in data.get("results", []):
         loops = ((row.get("compile") or {}).get("dropin") or {}).get("loops") or []
         ms = (row.get("bench") or {}).get("ms")
