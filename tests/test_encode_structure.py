@@ -24,8 +24,8 @@ from ws_solver.encode.solve import (
     fixed_plan_objective,
     least_ii,
     proof_encoding,
-    refutation_subsolvers,
     refute_ii,
+    subsolvers_for,
 )
 from ws_solver.heuristic import partition
 from ws_solver.model.cost import cost_table, evaluate
@@ -155,9 +155,9 @@ def test_nodes_that_share_a_partition_share_their_literals() -> None:
     assert not set(lead) & table.duplicable
 
 
-def test_refutations_run_the_lp_where_accumulators_live_in_registers() -> None:
-    assert "max_lp" in solve_module.SUBSOLVERS
-    assert "max_lp" in refutation_subsolvers(SM90)
-    assert "max_lp" not in refutation_subsolvers(SM100)
+def test_the_lp_runs_first_where_accumulators_live_in_registers() -> None:
     registers = dataclasses.replace(SM100, mma_accumulator_in_registers=True)
-    assert "max_lp" in refutation_subsolvers(registers)
+    for target in (SM90, registers):
+        assert subsolvers_for(target)[0] == "max_lp" == subsolvers_for(target, refuting=True)[0]
+    assert subsolvers_for(SM100)[-1] == "max_lp"
+    assert "max_lp" not in subsolvers_for(SM100, refuting=True)

@@ -30,16 +30,18 @@ from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
 # The subsolvers that earn their time on these models: the two LP-free CP searches find the
 # plans (with CP-SAT's LNS workers, which start from the hint), `core` proves bounds, and the
-# LP with cuts (`max_lp`) bounds a partition's busy time: where the MMA keeps its
+# LP with cuts (`max_lp`) bounds a partition's busy time. Where the MMA keeps its
 # accumulator in registers (sm_90), the wgmmas and the register tensors they make or take
-# share one partition (`shared_groups`), and it proves loops of 900-3,000 ops the others
-# leave at a 2-3% gap (benchmarks/results/2026-12-01-scale). On sm_100 it slows the proofs
-# of small loops (0.3 -> 1.4 deterministic s on 31 ops) but its cuts steer the LNS: the
-# 155-op loop ends within 2% of its least II in 3 of 4 seeds with it, 2 of 4 without.
-SUBSOLVERS = ("max_lp", "core", "no_lp", "quick_restart_no_lp")
+# share one partition (`shared_groups`), and the LP, scheduled first, proves loops of
+# 900-3,000 ops the others leave at a 2-3% gap (benchmarks/results/2026-12-01-scale). On
+# sm_100 it goes last: first it slows the proof of the 31-op attention loop from 0.18 to
+# 1.2 deterministic s (last: 0.3), and with it the 155-op loop reaches its least II in 4
+# of 6 seeded runs, 2 of 4 without.
+SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp", "max_lp")
+REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", *SUBSOLVERS[:-1])
 # Refuting "II < best" (`refute_ii`) on sm_100 models the LP only costs time: 2.1 vs 0.85
 # deterministic s on the 62-op attention loop of the corpus tile.
-REFUTATION_SUBSOLVERS = SUBSOLVERS[1:]
+REFUTATION_SUBSOLVERS = SUBSOLVERS[:-1]
 # Share of the deterministic time limit the first phase (least II) may use, and the share
 # of that its optimizing search gets before the refutation (`least_ii`).
 FIRST_PHASE_SHARE = 0.9
@@ -103,9 +105,12 @@ def solver_parameters(
     params.catch_sigint_signal = False
 
 
-def refutation_subsolvers(target: Target) -> tuple[str, ...]:
-    """CP-SAT's subsolvers for `refute_ii` on models of `target` (REFUTATION_SUBSOLVERS)."""
-    return SUBSOLVERS if target.mma_accumulator_in_registers else REFUTATION_SUBSOLVERS
+def subsolvers_for(target: Target, refuting: bool = False) -> tuple[str, ...]:
+    """CP-SAT's full-problem subsolvers for models of `target`, to optimize or to refute
+    (see SUBSOLVERS)."""
+    if target.mma_accumulator_in_registers:
+        return REGISTER_ACCUMULATOR_SUBSOLVERS
+    return REFUTATION_SUBSOLVERS if refuting else SUBSOLVERS
 
 
 def wall_limit(time_limit: float, deadline: Deadline) -> float:
@@ -203,7 +208,7 @@ def search(
     model.minimize(enc.objective)
     second = cp_model.CpSolver()
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
-    solver_parameters(second, rest, workers, seed, deadline)
+    solver_parameters(second, rest, workers, seed, deadline, subsolvers_for(enc.target))
     if deadline.left() > 0:
         status = second.solve(model)
         spent += second.deterministic_time
@@ -295,7 +300,8 @@ def _minimize_ii(enc: Encoding, time_limit: float, workers: int, seed: int, dead
     """CP-SAT minimizing II on `enc` (with its hints): the solver, its status, and when it
     reported its first plan (`_FirstSolution`)."""
     solver = cp_model.CpSolver()
-    solver_parameters(solver, time_limit, workers, seed, deadline)
+    subsolvers = subsolvers_for(enc.target)
+    solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
     enc.model.minimize(enc.ii)
     first = _FirstSolution()
     status = solver.solve(enc.model, first)
@@ -316,7 +322,7 @@ def refute_ii(
     enc.model.clear_hints()
     enc.model.add(enc.ii < least)
     solver = cp_model.CpSolver()
-    subsolvers = refutation_subsolvers(enc.target)
+    subsolvers = subsolvers_for(enc.target, refuting=True)
     solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
     return solver.solve(enc.model), solver
 
