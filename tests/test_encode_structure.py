@@ -1,24 +1,40 @@
-"""The CP-SAT model's structure for large loops: linear symmetry breaking, nodes that must
-share a partition collapsed onto one set of literals, and the subsolvers per target. None of
-them may change the optimum."""
+"""The CP-SAT model's structure for large loops: linear symmetry breaking (in either node
+order), nodes that must share a partition collapsed onto one set of literals, the II floor,
+the refutation that proves the least II, and the subsolvers per target. None of them may
+change the optimum."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from functools import cache
 from pathlib import Path
 
 import pytest
+from ortools.sat.python import cp_model
 
 from ws_solver import ir
 from ws_solver.encode import EncodeOptions, encode, solve
-from ws_solver.encode.constraints import shared_groups
-from ws_solver.encode.solve import subsolvers_for
-from ws_solver.model.cost import cost_table
+from ws_solver.encode.constraints import shared_groups, symmetry_order
+from ws_solver.encode.decode import fit
+from ws_solver.encode.objective import ii_floor, ii_lower_bound
+from ws_solver.encode.solve import (
+    NO_DEADLINE,
+    add_hint,
+    fixed_plan_objective,
+    least_ii,
+    proof_encoding,
+    refute_ii,
+    subsolvers_for,
+)
+from ws_solver.heuristic import partition
+from ws_solver.model.cost import cost_table, evaluate
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
 from ws_solver.model.target import SM90, SM100, target_for
+from ws_solver.model.unspecialized import single_partition_plan
 
+solve_module = importlib.import_module("ws_solver.encode.solve")  # `encode.solve` is the function
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 LOOPS = [
     "attention_fwd.d64_m128n64_w4_s3.sm90.ttgir",
@@ -44,6 +60,68 @@ def test_neither_symmetry_breaking_nor_collapsing_changes_the_optimum(name: str)
     plain = _objective(name, EncodeOptions(symmetry_breaking=False, collapse=False))
     assert plain[0] == "OPTIMAL"
     assert _objective(name, EncodeOptions()) == plain
+    assert _objective(name, EncodeOptions(symmetry_order="heaviest")) == plain
+
+
+def test_heaviest_order_ranks_partitions_by_their_heaviest_node() -> None:
+    """The heaviest node comes first, so it runs in partition 0 or 1; a hint renumbered
+    by `fit` for that order is a solution of the model with the same objective."""
+    g = graph("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")
+    enc = encode(g, SM100, EncodeOptions(symmetry_order="heaviest"))
+    order = symmetry_order(enc)
+    least = [min(enc.table.nodes[n].busy.values(), default=0) for n in order]
+    assert sorted(order) == sorted(enc.table.assignable) and least == sorted(least, reverse=True)
+    assert order != symmetry_order(encode(g, SM100))
+    hint = partition(g, SM100)
+    fitted = fit(enc, hint)
+    assert all(p in (0, 1) for p in fitted.assignment[order[0]])
+    assert fixed_plan_objective(enc, fitted) == evaluate(fitted, g, SM100).objective
+    with pytest.raises(ValueError, match="symmetry order"):
+        encode(g, SM100, EncodeOptions(symmetry_order="random"))
+
+
+@pytest.mark.parametrize("name", LOOPS)
+def test_ii_floor_counts_the_occupancy_a_split_gives_up(name: str) -> None:
+    """II's lower bound: a specialized plan's floor plus the lost occupancy, unless the
+    one-partition plan is below that; never above the optimum."""
+    g = graph(name)
+    target = target_for(g.target)
+    enc = encode(g, target)
+    single = evaluate(single_partition_plan(g, target), g, target).ii
+    lost = enc.table.params.lost_occupancy_cycles if enc.table.single_ctas > 1 else 0
+    assert ii_floor(enc) == min(single, ii_lower_bound(enc) + lost)
+    assert enc.ii.proto.domain[0] == ii_floor(enc)
+    assert ii_floor(enc) <= solve(g, target, time_limit=20.0, workers=1).ii
+
+
+def test_refuting_below_the_least_ii_proves_it() -> None:
+    """No plan has an II below the optimum's; one has it (the question is feasibility)."""
+    g = graph("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")
+    least = solve(g, SM100, time_limit=20.0, workers=1).ii
+    below, _ = refute_ii(proof_encoding(encode(g, SM100)), least, 20.0, 1, 0, NO_DEADLINE)
+    assert below == cp_model.INFEASIBLE
+    at, solver = refute_ii(proof_encoding(encode(g, SM100)), least + 1, 20.0, 1, 0, NO_DEADLINE)
+    assert at == cp_model.OPTIMAL and solver.value(encode(g, SM100).ii) == least
+
+
+def test_least_ii_refutes_when_the_optimizing_search_stops_short(monkeypatch) -> None:
+    """Given almost no time to minimize, the first phase still proves the least II: the
+    refutation (on one proof model, built once) finds better plans, each minimized from,
+    until one refutes."""
+    g = graph("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")
+    least = solve(g, SM100, time_limit=20.0, workers=1).ii
+    monkeypatch.setattr(solve_module, "OPTIMIZE_SHARE", 0.01)  # 0.2 s: the hint, no proof
+    enc = encode(g, SM100)
+    add_hint(enc, partition(g, SM100))
+    built = []
+
+    def prover():
+        built.append(proof_encoding(enc))
+        return built[-1]
+
+    found = least_ii(enc, 20.0, 1, 0, NO_DEADLINE, prover)
+    assert found.status == "OPTIMAL" and found.bound == least
+    assert int(found.best.value(enc.ii)) == least and len(built) == 1
 
 
 def test_symmetry_breaking_grows_linearly_with_the_loop() -> None:
@@ -77,7 +155,9 @@ def test_nodes_that_share_a_partition_share_their_literals() -> None:
     assert not set(lead) & table.duplicable
 
 
-def test_the_lp_runs_where_accumulators_live_in_registers() -> None:
-    assert "max_lp" in subsolvers_for(SM90)
-    assert "max_lp" not in subsolvers_for(SM100)
-    assert "max_lp" in subsolvers_for(dataclasses.replace(SM100, mma_accumulator_in_registers=True))
+def test_the_lp_runs_first_where_accumulators_live_in_registers() -> None:
+    registers = dataclasses.replace(SM100, mma_accumulator_in_registers=True)
+    for target in (SM90, registers):
+        assert subsolvers_for(target)[0] == "max_lp" == subsolvers_for(target, refuting=True)[0]
+    assert subsolvers_for(SM100)[-1] == "max_lp"
+    assert "max_lp" not in subsolvers_for(SM100, refuting=True)

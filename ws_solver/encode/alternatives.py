@@ -27,7 +27,7 @@ from ..options import DEFAULT_WORKERS
 from .build import encode
 from .decode import decode, fit
 from .solve import add_hint, search, solve, valid_cost
-from .variables import Encoding
+from .variables import EncodeOptions, Encoding
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def alternatives(
             exclude(enc, alt.signature)
         if hint is not None and valid_cost(hint, graph, target) is not None:
             add_hint(enc, hint)  # ignored by CP-SAT when the cuts exclude it
-        result = search(enc, time_limit, workers, seed)
+        result = search(enc, time_limit, workers, seed, prover=excluding(graph, target, found))
         if result.value is None:
             break
         plan = decode(enc, result.value)
@@ -105,6 +105,18 @@ def alternatives(
             Alternative(rank, _named(plan, rank), cost.ii, cost.objective, result.status, sig)
         )
     return found
+
+
+def excluding(graph: LoopGraph, target: Target, found: list[Alternative]):
+    """`search`'s prover for a round: the proof model, cut as the round's model is."""
+
+    def prover() -> Encoding:
+        enc = encode(graph, target, EncodeOptions(symmetry_order="heaviest"))
+        for alt in found:
+            exclude(enc, signature(enc, alt.plan))
+        return enc
+
+    return prover
 
 
 def _named(plan: Plan, rank: int) -> Plan:

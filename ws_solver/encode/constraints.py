@@ -115,12 +115,13 @@ def derive_membership(enc: Encoding) -> None:
 
 
 def break_symmetry(enc: Encoding) -> None:
-    """symmetry: partitions 1..P-1 in first-use order: p's lowest node is not below p-1's
-    (2..P-1 when lowering rule R4 gives partition 1 a meaning, see `first_free_partition`).
-    `seen` literals (p-1 runs one of the nodes up to n) keep it linear in the nodes."""
+    """symmetry: partitions 1..P-1 in first-use order: p's first node in `symmetry_order` is
+    not before p-1's (2..P-1 when lowering rule R4 gives partition 1 a meaning, see
+    `first_free_partition`). `seen` literals (p-1 runs one of the nodes up to n) keep it
+    linear in the nodes."""
     if not enc.options.symmetry_breaking:
         return
-    model, nodes = enc.model, sorted(enc.table.assignable)
+    model, nodes = enc.model, symmetry_order(enc)
     for p in range(first_free_partition(enc.table) + 1, enc.partitions):
         seen = None
         for n in nodes:
@@ -134,6 +135,17 @@ def break_symmetry(enc: Encoding) -> None:
                 enc.add("symmetry", model.add_implication(here, now))
                 seen = now
             enc.add("symmetry", model.add_implication(enc.x[n, p], seen))
+
+
+def symmetry_order(enc: Encoding) -> list[int]:
+    """The assignable nodes in the order that ranks partitions (`break_symmetry`): program
+    order, or the heaviest (least busy time at any warp count) first."""
+    nodes = sorted(enc.table.assignable)
+    if enc.options.symmetry_order == "heaviest":
+        nodes.sort(key=lambda n: -min(enc.table.nodes[n].busy.values(), default=0))
+    elif enc.options.symmetry_order != "program":
+        raise ValueError(f"unknown symmetry order {enc.options.symmetry_order!r}")
+    return nodes
 
 
 def first_free_partition(table) -> int:

@@ -9,7 +9,7 @@ from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
 from ..model.unspecialized import single_partition_registers
 from ..strategy import Strategy
-from .constraints import first_free_partition
+from .constraints import first_free_partition, symmetry_order
 from .variables import Encoding, Lit
 
 # What a partition is called after the most telling kind of op it runs.
@@ -74,8 +74,10 @@ def fit(enc: Encoding, plan: Plan) -> Plan:
     count = len(plan.partitions)
     fixed = min(first_free_partition(enc.table), count)
 
+    rank = {n: i for i, n in enumerate(symmetry_order(enc))}
+
     def first(p: int) -> tuple[int, int]:
-        return (min((n for n in assignable if p in plan.assignment[n]), default=1 << 30), p)
+        return (min((rank[n] for n in assignable if p in plan.assignment[n]), default=1 << 30), p)
 
     order = [*range(fixed), *sorted(range(fixed, count), key=first)]
     new = {old: i for i, old in enumerate(order)}

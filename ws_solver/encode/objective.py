@@ -8,9 +8,10 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.cost import tiebreak
+from ..model.cost import evaluate, tiebreak
 from ..model.cost_table import UNITS
 from ..model.resources import lowered_warps
+from ..model.unspecialized import single_partition_plan
 from .variables import Encoding
 
 
@@ -30,6 +31,15 @@ def ii_lower_bound(enc: Encoding) -> int:
     units = [sum(c.units.get(unit, 0) for c in table.nodes) for unit in UNITS]
     recurrences = [r.latency for r in table.recurrences]
     return max(*units, *recurrences, *least, ceil(sum(least) / enc.partitions))
+
+
+def ii_floor(enc: Encoding) -> int:
+    """II no plan can beat, stalls included: the one-partition plan's II, or a specialized
+    plan's `ii_lower_bound` plus the occupancy it gives up, whichever is less."""
+    table = enc.table
+    lost = table.params.lost_occupancy_cycles if table.single_ctas > 1 else 0
+    single = evaluate(single_partition_plan(enc.graph, enc.target), enc.graph, enc.target).ii
+    return min(single, ii_lower_bound(enc) + lost)
 
 
 def partition_busy(enc: Encoding) -> None:
@@ -161,7 +171,7 @@ def minimize_ii(enc: Encoding) -> None:
     terms += channel_latency_terms(enc)
     peak = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc), "peak")
     enc.add("ii", model.add_max_equality(peak, terms))
-    enc.ii = model.new_int_var(ii_lower_bound(enc), _ii_bound(enc) + _stall_bound(enc), "ii")
+    enc.ii = model.new_int_var(ii_floor(enc), _ii_bound(enc) + _stall_bound(enc), "ii")
     enc.add("ii", model.add(enc.ii == peak + stall_term(enc)))
     warps = LinearExpr.sum([k * w for (_, k), w in enc.warps.items()])
     stages = LinearExpr.sum([enc.depth_of(u, v, q) for u, v, q in enc.channel])

@@ -28,16 +28,24 @@ from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
-# The subsolvers that earn their time on these models: `core` proves the bounds, the two
-# LP-free CP searches find the plans (with CP-SAT's LNS workers, which start from the hint).
-SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp")
-# Where the MMA keeps its accumulator in registers (sm_90), the wgmmas and the register
-# tensors they make or take share one partition (`shared_groups`), and the LP with cuts
-# bounds that partition's busy time: it proves loops of 900-3,000 ops the others leave at a
-# 2-3% gap. On sm_100 it only costs time (benchmarks/results/2026-12-01-scale).
-REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", *SUBSOLVERS)
-# Share of the deterministic time limit the first phase (least II) may use.
+# The subsolvers that earn their time on these models: the two LP-free CP searches find the
+# plans (with CP-SAT's LNS workers, which start from the hint), `core` proves bounds, and the
+# LP with cuts (`max_lp`) bounds a partition's busy time. Where the MMA keeps its
+# accumulator in registers (sm_90), the wgmmas and the register tensors they make or take
+# share one partition (`shared_groups`), and the LP, scheduled first, proves loops of
+# 900-3,000 ops the others leave at a 2-3% gap (benchmarks/results/2026-12-01-scale). On
+# sm_100 it goes last: first it slows the proof of the 31-op attention loop from 0.18 to
+# 1.2 deterministic s (last: 0.3), and with it the 155-op loop reaches its least II in 4
+# of 6 seeded runs, 2 of 4 without.
+SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp", "max_lp")
+REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", *SUBSOLVERS[:-1])
+# Refuting "II < best" (`refute_ii`) on sm_100 models the LP only costs time: 2.1 vs 0.85
+# deterministic s on the 62-op attention loop of the corpus tile.
+REFUTATION_SUBSOLVERS = SUBSOLVERS[:-1]
+# Share of the deterministic time limit the first phase (least II) may use, and the share
+# of that its optimizing search gets before the refutation (`least_ii`).
 FIRST_PHASE_SHARE = 0.9
+OPTIMIZE_SHARE = 0.8
 
 
 @dataclass
@@ -97,9 +105,12 @@ def solver_parameters(
     params.catch_sigint_signal = False
 
 
-def subsolvers_for(target: Target) -> tuple[str, ...]:
-    """CP-SAT's full-problem subsolvers for models of `target` (see SUBSOLVERS)."""
-    return REGISTER_ACCUMULATOR_SUBSOLVERS if target.mma_accumulator_in_registers else SUBSOLVERS
+def subsolvers_for(target: Target, refuting: bool = False) -> tuple[str, ...]:
+    """CP-SAT's full-problem subsolvers for models of `target`, to optimize or to refute
+    (see SUBSOLVERS)."""
+    if target.mma_accumulator_in_registers:
+        return REGISTER_ACCUMULATOR_SUBSOLVERS
+    return REFUTATION_SUBSOLVERS if refuting else SUBSOLVERS
 
 
 def wall_limit(time_limit: float, deadline: Deadline) -> float:
@@ -168,53 +179,159 @@ def _stopped_by(solver: cp_model.CpSolver, status, time_limit: float) -> str:
 
 
 def search(
-    enc: Encoding, time_limit: float, workers: int, seed: int, deadline: Deadline = NO_DEADLINE
+    enc: Encoding,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deadline: Deadline = NO_DEADLINE,
+    prover: Callable[[], Encoding] | None = None,
 ) -> Search:
-    """Lexicographic search, as the objective is: first the least II, then the least
-    objective (the tie-break) among plans with that II, hinted with the first solution.
-    Two small objectives prove faster than one that spans 2**53. Both phases stop at
-    `deadline` too."""
+    """Lexicographic search, as the objective is: first the least II (`least_ii`), then the
+    least objective (the tie-break) among plans with that II, hinted with the first phase's
+    plan. Two small objectives prove faster than one that spans 2**53. Both phases stop at
+    `deadline` too. `prover` builds the model the first phase refutes on (by default
+    `proof_encoding(enc)`; it must not admit plans `enc` excludes)."""
     model, weight = enc.model, enc.table.params.ii_weight
-    first = cp_model.CpSolver()
     first_limit = FIRST_PHASE_SHARE * time_limit
-    subsolvers = subsolvers_for(enc.target)
-    solver_parameters(first, first_limit, workers, seed, deadline, subsolvers)
-    model.minimize(enc.ii)
-    first_found = _FirstSolution()
-    status = first.solve(model, first_found)
-    spent = first.deterministic_time
-    stopped = _stopped_by(first, status, first_limit)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    prover = prover or (lambda: proof_encoding(enc))
+    first = least_ii(enc, first_limit, workers, seed, deadline, prover)
+    spent, best = first.deterministic_time, first.best
+    if best is None:
         model.minimize(enc.objective)
-        name = first.status_name(status)
-        return Search(name, None, None, None, spent, first_found.at, stopped)
-    ii_proven = status == cp_model.OPTIMAL
-    least_ii = int(first.best_objective_bound)
-    lower = least_ii * weight
-    model.clear_hints()
-    for index, value in enumerate(first.response_proto.solution):
-        model.add_hint(model.get_int_var_from_proto_index(index), value)
+        return Search(first.status, None, None, None, spent, first.first_solution, first.stopped_by)
+    lower = first.bound * weight
+    _hint_solution(enc, best)
     # II between the proven bound and the best found (equal once proven): the second phase
     # does not prove the first phase's bound again.
-    model.add(enc.ii >= least_ii)
-    model.add(enc.ii <= int(first.value(enc.ii)))
+    model.add(enc.ii >= first.bound)
+    model.add(enc.ii <= int(best.value(enc.ii)))
     model.minimize(enc.objective)
     second = cp_model.CpSolver()
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
-    solver_parameters(second, rest, workers, seed, deadline, subsolvers)
-    status = second.solve(model)
-    spent += second.deterministic_time
-    stopped = stopped or _stopped_by(second, status, rest)
+    solver_parameters(second, rest, workers, seed, deadline, subsolvers_for(enc.target))
+    if deadline.left() > 0:
+        status = second.solve(model)
+        spent += second.deterministic_time
+        stopped = first.stopped_by or _stopped_by(second, status, rest)
+    else:  # CP-SAT would still load (and presolve) the model: 0.3 s at 2,700 ops
+        status, stopped = cp_model.UNKNOWN, first.stopped_by or "wall clock"
+    ii_proven = first.status == "OPTIMAL"
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        objective = int(first.value(enc.objective))
-        return Search("FEASIBLE", first.value, objective, lower, spent, first_found.at, stopped)
+        objective = int(best.value(enc.objective))
+        at = first.first_solution
+        return Search("FEASIBLE", best.value, objective, lower, spent, at, stopped)
     objective = int(second.value(enc.objective))
     # With the least II proven, plans of higher II cost more than any of that II, so the
     # second phase's bound holds for the whole model.
     bound = int(second.best_objective_bound) if ii_proven else lower
     optimal = ii_proven and status == cp_model.OPTIMAL
     status_name = "OPTIMAL" if optimal else "FEASIBLE"
-    return Search(status_name, second.value, objective, bound, spent, first_found.at, stopped)
+    return Search(status_name, second.value, objective, bound, spent, first.first_solution, stopped)
+
+
+@dataclass
+class LeastII:
+    """The first phase's answer: its status ("OPTIMAL" once the least II is proven), the
+    solver holding its best plan (None when it found none), the proven bound on II."""
+
+    status: str
+    best: cp_model.CpSolver | None
+    bound: int
+    deterministic_time: float
+    first_solution: tuple[float, float] | None
+    stopped_by: str
+
+
+def least_ii(
+    enc: Encoding,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deadline: Deadline,
+    prover: Callable[[], Encoding],
+) -> LeastII:
+    """The least II: minimized for OPTIMIZE_SHARE of `time_limit`, hinted; then, while it is
+    not proven, "II < best" refuted as a plain feasibility question on `prover()`'s model in
+    the rest. A plan the refutation finds is minimized from again (OPTIMIZE_SHARE of what
+    is left), then refuted."""
+    limit = OPTIMIZE_SHARE * time_limit
+    best, status, first = _minimize_ii(enc, limit, workers, seed, deadline)
+    spent, stopped = best.deterministic_time, _stopped_by(best, status, limit)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return LeastII(best.status_name(status), None, 0, spent, first, stopped)
+    bound, proof, proven = int(best.best_objective_bound), None, status == cp_model.OPTIMAL
+    while not proven and spent < time_limit:
+        if deadline.left() <= (0 if proof else enc.built_s):
+            stopped = "wall clock"  # no time to build the proof model (as long as `enc` took)
+            break
+        proof, rest = proof or prover(), time_limit - spent
+        least = int(best.value(enc.ii))
+        answer, refuter = refute_ii(proof, least, rest, workers, seed, deadline)
+        spent += refuter.deterministic_time
+        if answer == cp_model.INFEASIBLE:
+            proven, bound = True, least
+            break
+        if answer != cp_model.OPTIMAL:  # a feasibility question: OPTIMAL = a plan found
+            stopped = _stopped_by(refuter, answer, rest)
+            break
+        enc.model.clear_hints()
+        add_hint(enc, decode(proof, refuter.value))
+        limit = OPTIMIZE_SHARE * (time_limit - spent)
+        again, status, _ = _minimize_ii(enc, limit, workers, seed, deadline)
+        spent += again.deterministic_time
+        stopped = _stopped_by(again, status, limit)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE) or again.value(enc.ii) >= least:
+            break  # the refutation's plan did not take as a hint
+        best, bound = again, max(bound, int(again.best_objective_bound))
+        proven = status == cp_model.OPTIMAL
+    name = "OPTIMAL" if proven else "FEASIBLE"
+    return LeastII(name, best, bound, spent, first, "" if proven else stopped)
+
+
+def _hint_solution(enc: Encoding, solver: cp_model.CpSolver) -> None:
+    """Hint every variable of `enc` with `solver`'s solution (of the same model)."""
+    model = enc.model
+    model.clear_hints()
+    for index, value in enumerate(solver.response_proto.solution):
+        model.add_hint(model.get_int_var_from_proto_index(index), value)
+
+
+def _minimize_ii(enc: Encoding, time_limit: float, workers: int, seed: int, deadline: Deadline):
+    """CP-SAT minimizing II on `enc` (with its hints): the solver, its status, and when it
+    reported its first plan (`_FirstSolution`)."""
+    solver = cp_model.CpSolver()
+    subsolvers = subsolvers_for(enc.target)
+    solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
+    enc.model.minimize(enc.ii)
+    first = _FirstSolution()
+    status = solver.solve(enc.model, first)
+    return solver, status, first.at
+
+
+def refute_ii(
+    enc: Encoding,
+    least: int,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    deadline: Deadline,
+):
+    """CP-SAT on "a plan of `enc` with II < `least`" (the constraint stays: a later question
+    asks for less): INFEASIBLE proves `least` the least II. Its status and the solver."""
+    enc.model.clear_objective()
+    enc.model.clear_hints()
+    enc.model.add(enc.ii < least)
+    solver = cp_model.CpSolver()
+    subsolvers = subsolvers_for(enc.target, refuting=True)
+    solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
+    return solver.solve(enc.model), solver
+
+
+def proof_encoding(enc: Encoding) -> Encoding:
+    """The model `least_ii` refutes on: `enc`'s, its interchangeable partitions ranked by
+    their heaviest node (`symmetry_order`), which prunes a refutation several times faster
+    than program order, while program order finds plans sooner."""
+    return encode(enc.graph, enc.target, replace(enc.options, symmetry_order="heaviest"))
 
 
 def valid_cost(plan: Plan, graph: LoopGraph, target: Target) -> Cost | None:

@@ -66,7 +66,9 @@ class EncodeOptions:
     """Knobs of the encoding; the defaults are what `solve` uses."""
 
     max_partitions: int | None = None  # partitions the model offers (default: the target's)
-    symmetry_breaking: bool = True  # order partitions 1..P-1 by their lowest node
+    symmetry_breaking: bool = True  # order partitions 1..P-1 by their first node
+    # The node order that ranks them (`symmetry_order`): "program" or "heaviest" first.
+    symmetry_order: str = "program"
     # Nodes the lowering rules keep in one partition share their x literals (`shared_groups`).
     collapse: bool = True
     assumptions: bool = False  # guard each limit group by one assumption literal
@@ -107,6 +109,7 @@ class Encoding:
     objective: cp_model.LinearExprT = 0
     groups: dict[str, list] = field(default_factory=dict)
     guards: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    built_s: float = 0.0  # wall seconds `encode` took
 
     @property
     def multi(self) -> Lit:
