@@ -29,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+import corpus  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 
 TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
@@ -36,9 +37,7 @@ TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
 
 def default_out() -> Path:
     """The installed Triton version's corpus folder."""
-    from ws_solver.triton.versions import installed
-
-    return REPO_ROOT / "corpus" / installed().corpus_dir
+    return corpus.ttgir_dir()
 
 
 TtgirStage = Callable[[Any, dict], Any]

@@ -10,7 +10,6 @@ goes on with the next strategy.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from .. import ir
@@ -26,8 +25,6 @@ from ..ir.annotate import (
 from ..model.dfg import ws_loops
 
 _LOOP_MARKS = (PARTITION, STAGES, TAG)  # what a specialized loop carries besides its tag
-_ARRAY = re.compile(r"array<i32(?::([^>]*))?>")
-_STAGE = re.compile(r"-?\d+\s*:\s*i32")
 
 
 class UntrustedResult(RuntimeError):
@@ -126,19 +123,13 @@ def _loop_state(index: int, loop: ir.Op) -> bool:
 def _check_partition_ids(index: int, loop: ir.Op, nested: list[ir.Op]) -> None:
     """Every partition id names one of the loop's partitions (Triton 3.6 rejects another id;
     3.9 silently schedules the loop itself, so the check is ours)."""
-    count = len(_STAGE.findall(loop.attributes[STAGES].raw or ""))
+    count = len(loop.attr(STAGES) or ())
     for op in (loop, *nested):
-        for name in (PARTITION, OUTPUTS):
-            raw = op.attributes[name].raw if name in op.attributes else None
-            ids = {
-                int(v)
-                for m in _ARRAY.finditer(raw or "")
-                for v in (m.group(1) or "").split(",")
-                if v.strip()
-            }
-            bad = sorted(i for i in ids if not 0 <= i < count)
-            if bad:
-                raise UntrustedResult(
-                    f"loop {index}: '{op.name}' at line {op.line} names partition {bad[0]}, "
-                    f"the loop has {count}"
-                )
+        ids = set(op.attr(PARTITION) or ())
+        ids.update(i for part in op.attr(OUTPUTS) or () for i in part)
+        bad = sorted(i for i in ids if not 0 <= i < count)
+        if bad:
+            raise UntrustedResult(
+                f"loop {index}: '{op.name}' at line {op.line} names partition {bad[0]}, "
+                f"the loop has {count}"
+            )
