@@ -8,7 +8,9 @@ its cache by the stages hook):
 - ``triton``: ws_solver drop-in, Triton's partitioner through the generic route, with the
   sm_90 stage-release fix (``ws_solver.triton.hopper``);
 - ``heuristic`` / ``optimal``: ws_solver drop-in with its heuristic / CP-SAT plans (+ fix);
-- ``triton_racy`` (correctness only, expected to FAIL): the generic route without the fix.
+- ``triton_racy`` (correctness only, expected to FAIL): the generic route without the fix;
+- ``optimal_racy`` (correctness only, may FAIL): ws_solver's CP-SAT plans without the fix
+  (fault injection: is the stage-release race there on this Triton's lowering?).
 
 Kernels are compiled with ``triton.compile`` from the corpus sources (the same specialization
 as corpus/ttgir), each variant in its own subprocess, many at once; then the compiled kernels
@@ -54,7 +56,7 @@ from ws_solver.triton.versions import stages_hook
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
-VERIFY_ONLY = ("triton_racy",)
+VERIFY_ONLY = ("triton_racy", "optimal_racy")
 # Timed when asked for (--strategies), neither ours nor Triton's in the comparisons.
 EXPERIMENTAL = ("triton_overlap", "triton_wgrelease")
 OURS = frozenset({"none", "heuristic", "optimal", "forced"})
@@ -72,7 +74,10 @@ DROPIN_SETTINGS: dict[str, tuple[Strategy, dict]] = {
     "triton": (Strategy.TRITON, {"overlap_wgmma": False, "release_per_warp_group": False}),
     "triton_overlap": (Strategy.TRITON, {"release_per_warp_group": False}),
     "triton_wgrelease": (Strategy.TRITON, {}),
+    "optimal_racy": (Strategy.OPTIMAL, {}),
 }
+# Compiled with the sm_90 stage-release fix switched off (the drop-in offers no such knob).
+UNFIXED = frozenset({"optimal_racy"})
 DROPIN = frozenset(DROPIN_SETTINGS)
 DESCRIPTION = {
     "none": "ws_solver, no warp specialization",
@@ -84,6 +89,7 @@ DESCRIPTION = {
     "triton_racy": "Triton's partitioner, generic route, no fix (expected to fail)",
     "triton_overlap": "Triton's partitioner + Hopper fix + ws_solver's wgmma wait sinking",
     "triton_wgrelease": "triton_overlap + stages released per warp group (PTX rewrite)",
+    "optimal_racy": "ws_solver CP-SAT plan without the Hopper fix (fault injection)",
 }
 BENCH = corpus_kernels.BENCH_INPUTS  # sizes that fill the H200 (make_inputs arguments)
 TARGETS = {"gemm": 0.95, "attention_fwd": 1.0}  # ratio to the vendor reference to beat
@@ -152,11 +158,12 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
             name, options = variant.plan, variant.enable_keywords()
         else:
             name, options = DROPIN_SETTINGS[strategy]
-        wst.enable(name, cache_dir=cache_root, **options)
-        try:
-            yield
-        finally:
-            wst.disable()
+        with _hopper_fix_off(strategy in UNFIXED):
+            wst.enable(name, cache_dir=cache_root / strategy, **options)
+            try:
+                yield
+            finally:
+                wst.disable()
         return
     with knobs.cache.scope(), knobs.runtime.scope():
         knobs.cache.dir = str(cache_root / strategy)
@@ -170,6 +177,23 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
         else:
             raise ValueError(f"unknown strategy {strategy!r}")
         yield
+
+
+@contextlib.contextmanager
+def _hopper_fix_off(off: bool) -> Iterator[None]:
+    """While `off`, the drop-in finds the sm_90 stage-release fix unavailable (and says so in
+    its notes), so its plans lower without it."""
+    from ws_solver.triton import rewrites
+
+    if not off:
+        yield
+        return
+    saved = rewrites.hopper_fix
+    rewrites.hopper_fix = lambda: None
+    try:
+        yield
+    finally:
+        rewrites.hopper_fix = saved
 
 
 def _racy_hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:

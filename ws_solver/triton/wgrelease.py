@@ -19,8 +19,15 @@ releases on its own:
   to meet.
 
 A release it cannot rewrite that way (shared-memory data in its window) keeps its barrier
-and arrives with count 2, so the doubled count holds everywhere. The rewrite is all or
-nothing: any pattern it does not recognise leaves the PTX as it was, with the reason.
+and arrives with count 2, so the doubled count holds everywhere.
+
+Triton 3.9 prints the same releases and initialises the rings under another predicate (the
+elected lane of warp 0, not the region's first thread). Which thread initialises a ring does
+not matter to the rewrite: it takes the predicated count-1 init of each released mbarrier,
+provided there is exactly one.
+
+The rewrite is all or nothing: any pattern it does not recognise leaves the PTX as it was,
+with the reason.
 Measured: ``benchmarks/results/2026-11-29-gpu-warp-group-release/results.md``.
 """
 
@@ -37,12 +44,14 @@ _SETP0 = re.compile(rf"^\s*setp\.eq\.(?:b32|s32|u32)\s+(%p\d+),\s*({_REG}),\s*0;
 _AND_PRED = re.compile(r"^\s*and\.pred\s+(%p\d+),\s*(%p\d+),\s*(%p\d+);")
 _ARRIVE = re.compile(rf"^\s*@(%p\d+) mbarrier\.arrive\.shared::cta\.b64 _, \[({_REG})\];\s*$")
 _ANY_ARRIVE = re.compile(rf"mbarrier\.arrive(?:\.\w+)*(?:\.shared(?:::cta)?)?\.b64 _, \[({_REG})\]")
-_INIT = re.compile(rf"^\s*@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], 1;\s*$")
+_INIT = re.compile(rf"^\s*@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], (\d+);\s*$")
 _PARTITION_BAR = re.compile(r"^\s*bar\.sync\s+0,\s*256;\s*$")
 _ANY_BAR = re.compile(r"^\s*(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
 _BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\s+(\d+)")
 _LABEL = re.compile(r"^(\$L__\w+):")
 _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
+_FALSE = re.compile(r"^\s*mov\.pred\s+(%p\d+),\s*0;")
+_WRITES_PRED = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+(?:%r\d+\|)?(%p\d+)\s*[,|]")
 _REG_DECL = re.compile(r"^(\s*\.reg\s+\.(pred|b32)\s+%(p|r))<(\d+)>;")
 # Generic-proxy shared-memory data accesses: anything one warp group could hand the other.
 _SHARED_DATA = re.compile(
@@ -57,7 +66,7 @@ _BETWEEN = re.compile(r"^\s*(?://.*|\.loc\b.*|and\.pred\b.*|add\.s32\b.*|mov\.\w
 class ReleaseReport:
     """What :func:`release_per_warp_group` did (``reason`` when it did nothing)."""
 
-    rings: int = 0  # mbarrier rings whose count went to 2
+    mbarriers: int = 0  # released mbarriers whose count went to 2
     per_warp_group: int = 0  # releases now made by each warp group
     counted: int = 0  # releases kept partition-wide, arriving with count 2
     barriers: int = 0  # partition-wide barriers now per warp group
@@ -67,7 +76,7 @@ class ReleaseReport:
         if self.reason:
             return f"per-warp-group release not applied: {self.reason}"
         return (
-            f"per-warp-group release: {self.rings} ring(s) counted twice, "
+            f"per-warp-group release: {self.mbarriers} mbarrier(s) counted twice, "
             f"{self.per_warp_group} release(s) per warp group, {self.counted} with count 2, "
             f"{self.barriers} barrier(s) per warp group"
         )
@@ -75,6 +84,11 @@ class ReleaseReport:
 
 class _NotApplicable(Exception):
     pass
+
+
+def _predicate(line: str) -> str | None:
+    m = re.match(r"^\s*@(%p\d+)\s", line)
+    return m.group(1) if m else None
 
 
 _TTGIR_ARRIVE = re.compile(r"ttng\.arrive_barrier\s+(%[\w#]+)")
@@ -123,6 +137,15 @@ class _Rewrite:
             if (m := _BRANCH.search(line)) and labels.get(m.group(1), j) < j
         ]
         self.report = ReleaseReport()
+        # Predicates only ever set false (a peeled iteration's release that never happens):
+        # their arrives are dead code.
+        writes: dict[str, int] = {}
+        for line in lines:
+            if m := _WRITES_PRED.match(line):
+                writes[m.group(1)] = writes.get(m.group(1), 0) + 1
+        self.never = {
+            m.group(1) for line in lines if (m := _FALSE.match(line)) and writes[m.group(1)] == 1
+        }
 
     # -- analysis ----------------------------------------------------------------------------
     def address(self, reg: str, depth: int = 0) -> tuple[int, bool] | None:
@@ -209,7 +232,7 @@ class _Rewrite:
         if not releases:
             raise _NotApplicable("the default region makes no stage release")
         slots = self.released_slots([w for _, _, w in releases])
-        inits = self.ring_inits(t0, slots)
+        inits = self.ring_inits(slots)
         self.check_other_arrives(slots, {i for i, _, _ in releases})
         first_id = self.free_barrier_pair()
         leader, lane, bar_id = self.new_registers()
@@ -217,7 +240,7 @@ class _Rewrite:
         # Every check is done: from here on the PTX only changes.
         for k in inits:
             lines[k] = lines[k].replace("], 1;", "], 2;")
-        report.rings = len(slots) // self.ring_slots
+        report.mbarriers = len(slots)
         per_wg_barrier = f"\tbar.sync \t{bar_id}, {WARP_GROUP_THREADS};"
         loops: set[tuple[int, int]] = set()
         for i, via, barrier, loop in plans:
@@ -246,36 +269,43 @@ class _Rewrite:
 
     def released_slots(self, addresses: list[tuple[int, bool]]) -> set[int]:
         """Offsets of every mbarrier the releases arrive on: a ring of ``ring_slots`` from
-        each address with a run-time part, the slot itself for a constant one."""
+        each address with a run-time part, the slot itself for a constant one (a peeled
+        iteration's release: that mbarrier alone is counted twice)."""
         slots: set[int] = set()
         for offset, dynamic in addresses:
             if dynamic:
                 slots.update(offset + 8 * k for k in range(self.ring_slots))
-        for offset, dynamic in addresses:
-            if not dynamic and offset not in slots:
-                raise _NotApplicable(f"a release at the fixed offset {offset} outside any ring")
+        slots.update(offset for offset, dynamic in addresses if not dynamic)
         return slots
 
-    def ring_inits(self, t0: str, slots: set[int]) -> list[int]:
-        found: dict[int, int] = {}
+    def ring_inits(self, slots: set[int]) -> list[int]:
+        """The init line of every released mbarrier: exactly one each, with count 1."""
+        found: dict[int, list[tuple[int, int]]] = {}
         for i, line in enumerate(self.lines):
             m = _INIT.match(line)
-            if not m or m.group(1) != t0:
-                continue
-            where = self.address(m.group(2))
-            if where is not None and not where[1] and where[0] in slots:
-                found[where[0]] = i
+            where = self.address(m.group(2)) if m else None
+            if m and where is not None and not where[1] and where[0] in slots:
+                found.setdefault(where[0], []).append((i, int(m.group(3))))
         if set(found) != slots:
             missing = sorted(slots - set(found))
-            raise _NotApplicable(f"no count-1 init for the released mbarrier(s) at {missing}")
-        return list(found.values())
+            raise _NotApplicable(f"no init for the released mbarrier(s) at {missing}")
+        for offset, inits in sorted(found.items()):
+            if len(inits) != 1:
+                raise _NotApplicable(
+                    f"the released mbarrier at {offset} is initialised {len(inits)} times"
+                )
+            if inits[0][1] != 1:
+                raise _NotApplicable(
+                    f"the released mbarrier at {offset} has count {inits[0][1]}, not 1"
+                )
+        return [inits[0][0] for inits in found.values()]
 
     def check_other_arrives(self, slots: set[int], rewritten: set[int]) -> None:
         """Every other arrive (a TMA producer's expect-tx, another region's, one with a
         count) must miss the doubled mbarriers."""
         for i, line in enumerate(self.lines):
             m = _ANY_ARRIVE.search(line)
-            if not m or i in rewritten:
+            if not m or i in rewritten or _predicate(line) in self.never:
                 continue
             where = self.address(m.group(1))
             if where is None:
