@@ -365,12 +365,9 @@ def test_prune_configs_by_over_candidates() -> None:
 def test_candidate_names_and_specs() -> None:
     c = candidates.parse("explore:2~ov0~wg0~s-1")
     assert c == Candidate("explore:2", False, False, -1) and c.name == "explore:2~ov0~wg0~s-1"
-    c = candidates.parse("none~fd0~ov0")
-    assert c == Candidate("none", False, fold_descriptors=False) and c.name == "none~ov0~fd0"
     assert candidates.parse("triton").enable_keywords() == {
         "overlap_wgmma": True,
         "release_per_warp_group": True,
-        "fold_descriptors": True,
     }
     names = [c.name for c in candidates.expand("heuristic, explore:3~s+1,none,heuristic")]
     assert names == ["heuristic", "explore:0~s+1", "explore:1~s+1", "explore:2~s+1", "none"]

@@ -168,7 +168,6 @@ def test_cli_explore_json_and_out_dir(ws_solver, tmp_path: Path) -> None:
         "num_stages",
         "overlap_wgmma",
         "release_per_warp_group",
-        "fold_descriptors",
     }
     assert [len(loop["plans"]) for loop in doc["loops"]] == [3, 3]
     plan = doc["loops"][0]["plans"][1]

@@ -65,24 +65,3 @@ def compile_corpus_config(
             options=corpus_kernels.options(config),
         )
     return compiled.asm["ttgir"]
-
-
-def compile_corpus(kernel_name: str, config_name: str, strategy: str, **settings):
-    """A corpus kernel compiled for sm_90 through the drop-in (no plan cache, a fresh Triton
-    cache), with ``ws_solver.triton.enable`` keywords ``settings``."""
-    import triton
-    from triton import knobs
-
-    import ws_solver.triton as wst
-    from corpus import kernels as corpus_kernels
-    from corpus.dump import ast_source
-
-    config = corpus_kernels.load(kernel_name).CONFIGS[config_name]
-    knobs.cache.dir = tempfile.mkdtemp()
-    wst.enable(strategy, cache=False, **settings)
-    try:
-        source = ast_source(kernel_name, config)
-        options = corpus_kernels.options(config)
-        return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
-    finally:
-        wst.disable()

@@ -155,12 +155,6 @@ def knobs(target: Target) -> list[dict]:
                 "how": "ws_solver.triton.enable(release_per_warp_group=...): an 8-warp "
                 "consumer releases its stages per warp group (PTX rewrite)",
             },
-            {
-                "name": "fold_descriptors",
-                "values": [True, False],
-                "how": "ws_solver.triton.enable(fold_descriptors=...): wgmma descriptors "
-                "built by one 64-bit add each (PTX rewrite)",
-            },
         ]
     return found
 

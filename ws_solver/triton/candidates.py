@@ -4,7 +4,6 @@ A name is a drop-in strategy, then optional ``~`` knob suffixes:
 
 - ``ov0``: sm_90 wgmma waits left where Triton's pipeliner put them (``overlap_wgmma=False``);
 - ``wg0``: Triton's partition-wide stage releases kept (``release_per_warp_group=False``);
-- ``fd0``: sm_90 wgmma descriptors kept as Triton prints them (``fold_descriptors=False``);
 - ``s+N`` / ``s-N``: the launch's ``num_stages`` plus or minus N.
 
 For example ``explore:2``, ``heuristic~ov0``, ``none~s+1``, ``triton~ov0~wg0`` (Triton's
@@ -38,7 +37,6 @@ class Candidate:
     overlap_wgmma: bool = True
     release_per_warp_group: bool = True
     stage_delta: int = 0  # added to the launch's num_stages
-    fold_descriptors: bool = True
 
     @property
     def name(self) -> str:
@@ -47,8 +45,6 @@ class Candidate:
             knobs.append("ov0")
         if not self.release_per_warp_group:
             knobs.append("wg0")
-        if not self.fold_descriptors:
-            knobs.append("fd0")
         if self.stage_delta:
             knobs.append(f"s{self.stage_delta:+d}")
         return SEP.join([self.plan, *knobs])
@@ -58,7 +54,6 @@ class Candidate:
         return {
             "overlap_wgmma": self.overlap_wgmma,
             "release_per_warp_group": self.release_per_warp_group,
-            "fold_descriptors": self.fold_descriptors,
         }
 
     def num_stages(self, base: int) -> int:
@@ -67,9 +62,7 @@ class Candidate:
 
 # The unspecialized kernel with none of ws_solver's rewrites: what candidates are checked
 # against (Triton's own sm_90 route for a warp_specialize loop is the racy one).
-REFERENCE = Candidate(
-    "none", overlap_wgmma=False, release_per_warp_group=False, fold_descriptors=False
-)
+REFERENCE = Candidate("none", overlap_wgmma=False, release_per_warp_group=False)
 
 
 def is_plan(text: str) -> bool:
@@ -89,12 +82,10 @@ def parse(name: str) -> Candidate:
             fields["overlap_wgmma"] = False
         elif knob == "wg0":
             fields["release_per_warp_group"] = False
-        elif knob == "fd0":
-            fields["fold_descriptors"] = False
         elif knob[:1] == "s" and knob[1:2] in ("+", "-") and knob[2:].isdigit():
             fields["stage_delta"] = int(knob[1:])
         else:
-            raise ValueError(f"{name!r}: unknown knob {knob!r}; use ov0, wg0, fd0, s+N or s-N")
+            raise ValueError(f"{name!r}: unknown knob {knob!r}; use ov0, wg0, s+N or s-N")
     return Candidate(plan, **fields)
 
 

@@ -43,7 +43,6 @@ def enable(
     apply_registers: bool = True,
     overlap_wgmma: bool = True,
     release_per_warp_group: bool = True,
-    fold_descriptors: bool = True,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     partition_timeout: float | None = None,
@@ -61,9 +60,7 @@ def enable(
     wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``).
     ``release_per_warp_group=False`` keeps Triton's partition-wide stage releases; by default
     the two warp groups of an 8-warp sm_90 consumer release each on its own
-    (``ws_solver.triton.wgrelease``). ``fold_descriptors=False`` keeps the sm_90 wgmma
-    descriptors as Triton prints them; by default each is one 64-bit add of its operand's
-    base address (``ws_solver.triton.wgdesc``). Binaries go to
+    (``ws_solver.triton.wgrelease``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
@@ -91,7 +88,6 @@ def enable(
         lowering_timeout,
         release_per_warp_group,
         partition_timeout,
-        fold_descriptors=fold_descriptors,
     )
     with lock:
         if _session is not None:

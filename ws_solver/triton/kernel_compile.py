@@ -22,14 +22,7 @@ from . import rewrites, versions
 from .deadline import call_with_deadline
 from .partition_check import check_partitioned
 from .reasons import failure_reason
-from .rewrites import (
-    FoldDescriptors,
-    PostPipeline,
-    RegisterRequests,
-    ReleasePerWarpGroup,
-    Rewrite,
-    post_pipeline,
-)
+from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
 
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
@@ -82,8 +75,7 @@ class KernelCompile:
         self.stock_ttgir = stages["ttgir"]
         self.stock_ptx = stages.get("ptx")
         self.stock_cubin = stages.get("cubin")
-        self.triton_ptx: str | None = None  # Triton's PTX, kept when a rewrite changed it
-        self.ptx_rewrites: list[str] = []  # what changed it, for the ptxas fallback's note
+        self.unreleased_ptx: str | None = None  # the PTX before wgrelease rewrote it
         self.options = options
         self.capability = capability
         self.report: CompileReport | None = None
@@ -261,52 +253,44 @@ class KernelCompile:
             warnings.warn(_fallback_message(report), WSFallbackWarning, stacklevel=2)
 
     # ptx -----------------------------------------------------------------------------------
-    def _ptx_rewrites(self) -> list[Rewrite]:
-        """The PTX rewrites this compile asks for: on sm_90, the descriptor folding, and the
-        per-warp-group release when the module was specialized."""
-        if self.report is None or self.capability // 10 != 9:
-            return []
-        out: list[Rewrite] = []
-        if self.settings.fold_descriptors:
-            out.append(FoldDescriptors())
-        if self.settings.release_per_warp_group and self.report.lowered:
-            out.append(ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0))
-        return out
+    def _wants_release(self) -> bool:
+        """Per-warp-group release asked for, on sm_90, and the module was specialized."""
+        return bool(
+            self.settings.release_per_warp_group
+            and self.capability // 10 == 9
+            and self.report is not None
+            and self.report.lowered
+        )
 
     def ptx(self, src: Any, metadata: dict) -> Any:
         assert self.stock_ptx is not None
         out = self.stock_ptx(src, metadata)
+        if self.report is not None and isinstance(out, str) and self._wants_release():
+            release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
+            result = release.apply(out)
+            self.report.notes.extend(result.notes)
+            if result.text != out:
+                self.unreleased_ptx, out = out, result.text
         if self.report is not None and isinstance(out, str):
-            for rewrite in self._ptx_rewrites():
-                result = rewrite.apply(out)
-                self.report.notes.extend(result.notes)
-                if result.text != out:
-                    self.triton_ptx = self.triton_ptx or out
-                    self.ptx_rewrites.append(_PTX_REWRITE_NAMES[rewrite.name])
-                    out = result.text
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
         return out
 
     def cubin(self, src: Any, metadata: dict) -> Any:
-        """ptxas; if it rejects the PTX the rewrites changed, assemble the PTX as Triton
-        wrote it (a compile never breaks on a rewrite)."""
+        """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
+        (a compile never breaks on the rewrite)."""
         assert self.stock_cubin is not None
-        if self.triton_ptx is None:
+        if self.unreleased_ptx is None:
             return self.stock_cubin(src, metadata)
         try:
             return self.stock_cubin(src, metadata)
         except Exception as e:
             assert self.report is not None
-            undone = " and ".join(self.ptx_rewrites)
             self.report.notes.append(
-                f"{undone} undone: ptxas rejected it ({failure_reason(e, '')})"
+                f"per-warp-group release undone: ptxas rejected it ({failure_reason(e, '')})"
             )
             metadata["ws_solver"] = self.report.to_dict()
-            return self.stock_cubin(self.triton_ptx, metadata)
-
-
-_PTX_REWRITE_NAMES = {"wgdesc": "wgmma descriptor folding", "wgrelease": "per-warp-group release"}
+            return self.stock_cubin(self.unreleased_ptx, metadata)
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ A rewrite has a `name` and `apply(text) -> RewriteResult`: the new text, the not
 compile report, and what it did (`detail`, the rewrite's own record). On the TTGIR after
 ``pipeline`` and ``optimize_partition_warps`` (`PostPipeline`, which the lowering guard's
 child runs too): the plans' register requests, sm_90 wgmma waits sunk to their first use
-(overlap.py), the sm_90 stage-release fix (hopper.py). On the PTX: sm_90 wgmma descriptors
-built by 64-bit adds (wgdesc.py), the per-warp-group stage release (wgrelease.py).
+(overlap.py), the sm_90 stage-release fix (hopper.py). On the PTX: the per-warp-group stage
+release (wgrelease.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .overlap import sink_wgmma_waits_report
-from .wgdesc import fold_wgmma_descriptors
 from .wgrelease import release_per_warp_group, release_ring_depth
 
 _WS_OP = re.compile(r"\bttg\.warp_specialize\(")
@@ -256,15 +255,3 @@ class ReleasePerWarpGroup:
     def apply(self, text: str) -> RewriteResult:
         out, done = release_per_warp_group(text, self.default_warps, self.ring_slots)
         return RewriteResult(out, (done.note(),), done)
-
-
-@dataclass(frozen=True)
-class FoldDescriptors:
-    """sm_90: each wgmma descriptor one 64-bit add of its operand's base (wgdesc.py);
-    `detail`: FoldReport. Silent where there is nothing to fold."""
-
-    name: str = "wgdesc"
-
-    def apply(self, text: str) -> RewriteResult:
-        out, done = fold_wgmma_descriptors(text)
-        return RewriteResult(out, () if done.reason else (done.note(),), done)

@@ -68,20 +68,13 @@ class Settings:
     # Wall seconds one partitioning attempt may take (None: derived from the solver's time
     # limit, see partition_limit). Not part of the digest, like lowering_timeout.
     partition_timeout: float | None = None
-    # sm_90: build wgmma descriptors by 64-bit adds, in the PTX (wgdesc.py).
-    fold_descriptors: bool = True
 
     def __post_init__(self) -> None:
         """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
         object.__setattr__(self, "strategy", parse_strategy(self.strategy, DROPIN_STRATEGIES))
         if not isinstance(self.solve, SolveOptions):
             raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
-        for name in (
-            "apply_registers",
-            "overlap_wgmma",
-            "release_per_warp_group",
-            "fold_descriptors",
-        ):
+        for name in ("apply_registers", "overlap_wgmma", "release_per_warp_group"):
             check_flag(getattr(self, name), name)
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
@@ -105,7 +98,6 @@ class Settings:
                 "apply_registers": self.apply_registers,
                 "overlap_wgmma": self.overlap_wgmma,
                 "release_per_warp_group": self.release_per_warp_group,
-                "fold_descriptors": self.fold_descriptors,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": rewrites.hopper_fix() is not None,
             }
