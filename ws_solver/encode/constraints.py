@@ -13,7 +13,6 @@ from math import ceil
 from ortools.sat.python.cp_model import LinearExpr
 
 from ..model.kinds import NodeRole
-from ..model.lowering import has_mma
 from ..model.plan import CHANNEL_DEPTHS, region_members
 from ..model.resources import lowered_warps, padded_warps, pipeline_copies
 from .objective import ii_lower_bound
@@ -383,14 +382,15 @@ def _body_after_mma(enc: Encoding, t) -> None:
 
 
 def _tmem_owners(enc: Encoding) -> None:
-    """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0 (on 3.9,
-    with an MMA among them, not all in partition 0 either, once specialized)."""
-    rules = enc.table.lowering
+    """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0; on 3.9,
+    once specialized, its MMA and its tmem_loads share no partition."""
+    rules, member = enc.table.lowering, enc.member
     for owners in rules.tmem_owners:
         for p in range(1, enc.partitions):
-            enc.add("lowering", enc.model.add_bool_or([~enc.member[a, p] for a in owners]))
-        if rules.owner_0_too and has_mma(rules, owners):
-            lits = [~enc.member[a, 0] for a in owners]
+            enc.add("lowering", enc.model.add_bool_or([~member[a, p] for a in owners]))
+    for mma, load in rules.tmem_apart:
+        for p in range(enc.partitions):
+            lits = [~member[mma, p], ~member[load, p]]
             enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
 
 

@@ -18,8 +18,9 @@ what differs on 3.9.0 is a flag of `target.triton` (model/lowering_facts.py), ma
   in exactly `{c}`; a consumer inside an `scf.if` counts as its outermost enclosing `scf.if`.
 - R6: a TMA load's tile is not consumed by a `local_alloc` in a partition that does not
   run the load (it would cross as registers and be staged twice).
-- R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition; on
-  3.9 not by partition 0 either (it holds the MMA, so it is not the default region).
+- R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition;
+  on 3.9, widened, its MMA and its `tmem_load`s run in different partitions (partition 0
+  holding the MMA is not the default region, and a third accessor elsewhere does not help).
 - The inserted default partition (sm_100, 3.9): partition 0 holds no MMA and no TMA load,
   else Triton inserts a default partition the plan does not have and drops its registers.
 - R13 (sm_100, 3.9): every `tt.reduce` runs in partition 0 only.
@@ -108,7 +109,7 @@ class LoweringRules:
     tmem_ifs: tuple[TmemIf, ...] = ()  # R4
     mma_before_if: bool = False  # R4 as on 3.9: the if's body after the MMA's partition
     tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
-    owner_0_too: bool = False  # R7 widened (3.9): not all in partition 0 either, once split
+    tmem_apart: tuple[tuple[int, int], ...] = ()  # R7 widened (3.9): (MMA, tmem_load) apart
     not_default: frozenset[int] = frozenset()  # MMAs and TMA loads: not in partition 0 (3.9)
     reduces: frozenset[int] = frozenset()  # R13: nodes that run in partition 0 only (3.9)
     triton: str = "3.6"  # the release the rules are of, as messages name it
@@ -152,7 +153,7 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
         tmem_ifs=tmem_ifs(graph) if tmem else (),
         mma_before_if=facts.mma_before_tmem_if,
         tmem_owners=tmem_owners(graph) if tmem else (),
-        owner_0_too=inserts,
+        tmem_apart=tmem_apart(graph) if inserts else (),
         not_default=issuers(graph) if inserts else frozenset(),
         reduces=reduces(graph) if tmem and facts.reduce_in_default else frozenset(),
         triton=facts.short,
@@ -400,6 +401,19 @@ def tmem_owners(graph: LoopGraph) -> list[tuple[int, ...]]:
     ]
 
 
+def tmem_apart(graph: LoopGraph) -> list[tuple[int, int]]:
+    """R7 widened (3.9): (MMA, tmem_load) pairs of one buffer. On 3.9 the persistent GEMM's
+    plans with both in one partition failed RemoveTMEMTokens as R7 does, in partition 0 (it
+    holds the MMA, so Triton inserts a default region before it) and in partition 1 with
+    the buffer's tmem_alloc in partition 2."""
+    nodes = graph.nodes
+    found = []
+    for ops in tmem_buffers(graph).values():
+        loads = [n for n in ops if nodes[n].op_name == TMEM_LOAD]
+        found += [(m, t) for m in ops if nodes[m].kind == NodeKind.MMA for t in loads]
+    return _unique(found)
+
+
 # -- R11 ---------------------------------------------------------------------------------------
 def pointer_edges(graph: LoopGraph) -> list[Together]:
     """R11: tensors of pointers (`tt.addptr` results, the pointer operand of loads, stores,
@@ -512,17 +526,16 @@ def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]
             )
     for owners in rules.tmem_owners:
         where = set().union(*(parts[a] for a in owners))
-        if len(where) == 1 and (where != {0} or rules.owner_0_too and has_mma(rules, owners)):
-            default = " (with the MMA, partition 0 is not the default region)"
+        if len(where) == 1 and where != {0}:
             out.append(
                 f"tensor memory of {label(owners[0])} is read in the loop and used only in "
                 f"partition {min(where)}: {rule} R7 (one non-default owner)"
-                + (default if where == {0} else "")
+            )
+    for mma, load in rules.tmem_apart:
+        both = parts[mma] & parts[load]
+        if both:
+            out.append(
+                f"{label(load)} reads the tensor memory of {label(mma)} in its partition "
+                f"{min(both)}: {rule} R7 (widened: the MMA and the tmem_load run apart)"
             )
     return out
-
-
-def has_mma(rules: LoweringRules, owners: tuple[int, ...]) -> bool:
-    """Whether an MMA is among a TMEM buffer's accessors (R7 widened: then partition 0 is not
-    the default region on 3.9 either)."""
-    return any(a in rules.not_default for a in owners)

@@ -33,8 +33,8 @@ class LoweringFacts:
     mma_before_tmem_if: bool
     # sm_100: a plan whose partition 0 holds a TMA load or an MMA gets an empty default
     # partition inserted in front by Triton (the plan's ids shift by one, its register
-    # requests are not applied). The model forbids it (`lowering.not_default`), and R7's
-    # escape "every access in partition 0" is gone with it.
+    # requests are not applied). The model forbids it (`lowering.issuers`), and widens R7:
+    # a TMEM buffer's MMA and its tmem_loads run apart (`lowering.tmem_apart`).
     inserts_default_partition: bool
     # R13 (sm_100): a tt.reduce outside the default region fails PartitionScheduling (3.9).
     reduce_in_default: bool
