@@ -109,6 +109,11 @@ def test_r7_loses_its_partition_0_escape_on_39() -> None:
     plan = plan_of(graph, lambda n: (1,) if n.op_name == "tt.descriptor_load" else (0,))
     assert "R7" not in broken(graph, plan, V36)
     assert {"R7", "D0"} <= broken(graph, plan, V39)
+    # Its 3.9 optimum before R7 was widened: the tmem_alloc in partition 2 met 3.6's R7, the
+    # MMA and the tmem_load together in partition 1 still failed RemoveTMEMTokens on 3.9.
+    plan = plan_of(graph, lambda n: (2,) if n.op_name == "ttng.tmem_alloc" else (1,))
+    assert "R7" not in broken(graph, plan, V36)
+    assert "R7" in broken(graph, plan, V39)
 
 
 def test_r13_reduce_outside_partition_0_on_39_sm100() -> None:
