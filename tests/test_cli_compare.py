@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from ws_solver.triton.versions import planning_version
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
@@ -78,7 +80,9 @@ def test_json_is_identical_for_any_jobs(runs: dict) -> None:
 def test_json_content(runs: dict, subset: Path) -> None:
     _, document = runs["1"]
     assert document["schema"] == "ws-solver.compare" and document["version"] == 1
-    assert document["settings"] == {"cache": False, "seed": 0, "time_limit": 0.5, "workers": 1}
+    triton = planning_version()  # the installed Triton's rules (3.6.0 without a supported one)
+    settings = {"cache": False, "seed": 0, "time_limit": 0.5, "workers": 1, "triton": triton}
+    assert document["settings"] == settings
     assert document["files"] == 4 and document["failures"] == []
     loops = document["loops"]
     assert [(Path(r["file"]).name, r["loop"]) for r in loops] == [(n, 0) for n in sorted(SUBSET)]
