@@ -58,6 +58,7 @@ from ws_solver.model.plan import (
 )
 from ws_solver.model.target import target_for
 from ws_solver.pipeline import SolveOptions, plan_loop
+from ws_solver.triton.versions import installed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,7 +112,7 @@ def base_plans(text: str, names: tuple[str, ...], options: SolveOptions) -> dict
     from ws_solver.heuristic import partition
 
     module = ir.parse(text)
-    target = target_for(str(module.ops[0].attr("ttg.target")))
+    target = target_for(str(module.ops[0].attr("ttg.target")), installed().name)
     graphs = [build_graph(module, loop) for loop in ws_loops(module)]
     plans: dict[str, list] = {}
     for name in names:

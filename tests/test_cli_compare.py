@@ -54,6 +54,8 @@ def runs(ws_solver, subset: Path, tmp_path_factory) -> dict:
             json_path,
             "--report",
             md if jobs == "1" else html,
+            "--triton-version",  # corpus/ttgir is 3.6.0's dump: its rules, under any Triton
+            "3.6.0",
         )
         results[jobs] = (result, json.loads(json_path.read_text()) if json_path.exists() else None)
     results["md"] = (out / "jobs1.md").read_text()
@@ -78,7 +80,8 @@ def test_json_is_identical_for_any_jobs(runs: dict) -> None:
 def test_json_content(runs: dict, subset: Path) -> None:
     _, document = runs["1"]
     assert document["schema"] == "ws-solver.compare" and document["version"] == 1
-    assert document["settings"] == {"cache": False, "seed": 0, "time_limit": 0.5, "workers": 1}
+    settings = {"cache": False, "seed": 0, "time_limit": 0.5, "workers": 1, "triton": "3.6.0"}
+    assert document["settings"] == settings
     assert document["files"] == 4 and document["failures"] == []
     loops = document["loops"]
     assert [(Path(r["file"]).name, r["loop"]) for r in loops] == [(n, 0) for n in sorted(SUBSET)]

@@ -22,6 +22,7 @@ from .model.cost import evaluate
 from .model.dfg import build_graph, ws_loops
 from .model.graph import LoopGraph
 from .model.kinds import NodeRole
+from .model.lowering_facts import DEFAULT_TRITON
 from .model.plan import Plan
 from .model.target import Target, target_for
 from .options import DEFAULT_WORKERS
@@ -56,6 +57,7 @@ class LoopPlans:
     heuristic: Plan
     heuristic_reason: str
     plans: list = field(default_factory=list)  # encode.alternatives.Alternative, best first
+    triton: str = DEFAULT_TRITON  # whose lowering rules the plans follow
 
     def heuristic_rank(self) -> int | None:
         """The rank whose plan runs every op where the heuristic's plan runs it."""
@@ -84,24 +86,26 @@ class LoopPlans:
 
 
 def _target_of(loop: LoopPlans) -> Target:
-    return target_for(loop.target)
+    return target_for(loop.target, loop.triton)
 
 
 @dataclass(frozen=True)
 class LoopTask:
-    """One loop to explore, as sent to a worker (a Target does not pickle: its name does)."""
+    """One loop to explore, as sent to a worker (a Target does not pickle: its name and
+    Triton version do)."""
 
     graph: LoopGraph
     target: str
     k: int
     options: SolveOptions
+    triton: str = DEFAULT_TRITON
 
 
 def explore_loop(task: LoopTask) -> tuple[Plan, str, list]:
     """The heuristic's plan of one loop, its reason, and the loop's ranked plans."""
     from .heuristic import decide
 
-    target = target_for(task.target)
+    target = target_for(task.target, task.triton)
     heuristic, reason = decide(task.graph, target)
     plans = loop_alternatives(task.graph, target, task.k, heuristic, task.options)
     return heuristic, reason, plans
@@ -166,16 +170,19 @@ def explore_module(
     options: SolveOptions | None = None,
     backend: Any = None,
     retries: int = 2,
+    triton: str | None = None,
 ) -> list[LoopPlans]:
     """Up to `k` plans for every warp-specialized loop of `module` (left unchanged), the
     loops explored in this process or, given a `ws_solver.backends.Backend`, as its tasks
-    (the same plans either way); LoopFailed names a loop that failed every attempt."""
+    (the same plans either way), under Triton `triton`'s lowering rules (None: 3.6.0);
+    LoopFailed names a loop that failed every attempt."""
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
     options = options or SolveOptions()
-    tgt = resolve_target(module, target)
+    tgt = resolve_target(module, target, triton)
+    version = tgt.triton.version
     loops = ws_loops(module)
-    tasks = [LoopTask(build_graph(module, loop), tgt.name, k, options) for loop in loops]
+    tasks = [LoopTask(build_graph(module, loop), tgt.name, k, options, version) for loop in loops]
     if backend is None:
         found = [explore_loop(task) for task in tasks]
     else:
@@ -194,7 +201,7 @@ def explore_module(
         record = LoopPlans(
             loop.kernel, loop.index, loop.op.line, tgt.name, ops, graph, heuristic, reason
         )
-        record.plans = plans
+        record.plans, record.triton = plans, version
         out.append(record)
     return out
 
@@ -202,7 +209,7 @@ def explore_module(
 def annotate_rank(module: ir.Module, loops: list[LoopPlans], rank: int) -> list[str]:
     """Write rank `rank` of each loop (its rank 0 where it has fewer plans) into `module`,
     with the loops of a kernel checked together as `partition` does; the reasons."""
-    tgt = resolve_target(module, loops[0].target if loops else None)
+    tgt = resolve_target(module, loops[0].target if loops else None, _triton_of(loops))
     planned = []
     for loop, record in zip(ws_loops(module), loops, strict=True):
         alt = record.plans[rank] if rank < len(record.plans) else record.plans[0]
@@ -224,11 +231,16 @@ def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -
         "version": VERSION,
         "file": file,
         "target": target,
+        "triton": _triton_of(loops),
         "k": k,
         "options": solver_arguments(options),
         "knobs": knobs(target_for(target)) if target else [],
         "loops": [loop.to_dict() for loop in loops],
     }
+
+
+def _triton_of(loops: list[LoopPlans]) -> str:
+    return loops[0].triton if loops else DEFAULT_TRITON
 
 
 def explore(
@@ -239,14 +251,16 @@ def explore(
     workers: int = DEFAULT_WORKERS,
     seed: int = 0,
     backend: Any = None,
+    triton: str | None = None,
 ) -> dict:
     """The best `k` plans of every warp-specialized loop of a TTGIR file or text, as the
     `ws-solver explore --json` document (deterministic for a given seed); `backend`: a
-    `ws_solver.backends.Backend` to run the loops on (default: this process)."""
+    `ws_solver.backends.Backend` to run the loops on (default: this process); `triton`:
+    whose lowering rules the plans follow (None: 3.6.0)."""
     is_path = isinstance(source, os.PathLike) or "\n" not in source
     if is_path and not Path(source).is_file():
         raise FileNotFoundError(f"{source}: no such file (give a TTGIR file or its text)")
     text = Path(source).read_text() if is_path else str(source)
     options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=False)
-    loops = explore_module(ir.parse(text), k, target, options, backend)
+    loops = explore_module(ir.parse(text), k, target, options, backend, triton=triton)
     return document(os.fspath(source) if is_path else "<text>", k, options, loops)

@@ -113,14 +113,15 @@ class LoopReport:
         }
 
 
-def resolve_target(module: ir.Module, override: str | None) -> Target:
-    """The target named on the command line, else the module's `ttg.target`."""
+def resolve_target(module: ir.Module, override: str | None, triton: str | None = None) -> Target:
+    """The target named on the command line, else the module's `ttg.target`, under the
+    lowering rules of Triton `triton` (None: 3.6.0)."""
     if override:
-        return target_for(override)
+        return target_for(override, triton)
     spec = module.ops[0].attr("ttg.target", "") if module.ops else ""
     if not spec:
         raise ValueError("the module has no ttg.target attribute; pass --target")
-    return target_for(str(spec))
+    return target_for(str(spec), triton)
 
 
 def plan_loop(
@@ -355,15 +356,18 @@ def partition_module(
     target: str | None = None,
     options: SolveOptions | None = None,
     graphs: Sequence[LoopGraph] | None = None,
+    triton: str | None = None,
 ) -> list[LoopReport]:
     """Annotate every WS loop of `module` in place; returns one report per loop.
 
     Each loop is planned on its own, then the loops of one kernel are checked together
     (`kernel_register_conflict`). `graphs`: the loops' graphs when the caller built them
-    already (`build_graphs(module)`). A failure on a loop is a LoopError naming it."""
+    already (`build_graphs(module)`). `triton`: whose lowering rules the plans follow (None:
+    3.6.0; the drop-in passes the installed version). A failure on a loop is a LoopError
+    naming it."""
     strategy = parse_strategy(strategy, PIPELINE_STRATEGIES)
     options = options or SolveOptions()
-    tgt = resolve_target(module, target)
+    tgt = resolve_target(module, target, triton)
     planned = _plan_each_loop(module, tgt, strategy, options, graphs)
     settle_kernels(planned, tgt, strategy)
     reports = []

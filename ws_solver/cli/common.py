@@ -276,6 +276,31 @@ def add_target_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_triton_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--triton-version",
+        metavar="V",
+        help="plan for the lowering rules of this Triton release, 3.6.0 or 3.9.0 (default: the "
+        "installed Triton's when it is one of them, else 3.6.0); 3.9 lowers other plans than "
+        '3.6 (docs/triton-lowering-rules.md, "Triton 3.9.0")',
+    )
+
+
+def triton_version(args: argparse.Namespace) -> str:
+    """The Triton release to plan for: --triton-version (checked: a CliError, exit 2, names
+    the supported ones), else the installed one when supported, else 3.6.0."""
+    from ..model.lowering_facts import lowering_facts
+    from ..triton.versions import planning_version
+
+    asked = getattr(args, "triton_version", None)
+    if asked is None:
+        return planning_version()
+    try:
+        return lowering_facts(asked).version
+    except ValueError as e:
+        raise CliError(f"--triton-version: {e}") from None
+
+
 def solve_options(args: argparse.Namespace, wall_clock: bool = True):
     """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache;
     `wall_clock` False bounds deterministic time only (reports that must repeat)."""
@@ -290,12 +315,13 @@ def solve_options(args: argparse.Namespace, wall_clock: bool = True):
     )
 
 
-def module_target(path: Path, module: ir.Module, override: str | None):
-    """The Target to plan for: `override`, else the module's ttg.target (CliError if neither)."""
+def module_target(path: Path, module: ir.Module, override: str | None, triton: str | None = None):
+    """The Target to plan for: `override`, else the module's ttg.target (CliError if neither),
+    under Triton `triton`'s lowering rules (None: 3.6.0)."""
     from ..pipeline import resolve_target
 
     try:
-        return resolve_target(module, override)
+        return resolve_target(module, override, triton)
     except ValueError as e:
         raise CliError(f"{path}: {e}") from None
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..backends import Backend, TaskResult
 from ..comparison import compare_document, compare_loop, failure_record
 from ..model import LoopGraph, build_graph, target_for
+from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
 from ..strategy import Strategy
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
@@ -26,6 +27,7 @@ from .common import (
     CliError,
     add_command,
     add_solver_arguments,
+    add_triton_argument,
     check_distinct,
     check_output,
     exit_status_epilog,
@@ -37,6 +39,7 @@ from .common import (
     report,
     require_ws_loops,
     solve_options,
+    triton_version,
     write_output,
 )
 from .files import ttgir_under
@@ -88,6 +91,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
     add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
+    add_triton_argument(parser)
     parser.add_argument(
         "--report",
         metavar="R.md|R.html",
@@ -155,7 +159,7 @@ def add_seed_column(document: dict, triton: str) -> None:
     for r in document["loops"]:
         by_file.setdefault(r["file"], []).append(r)
     for file, records in by_file.items():
-        target = target_for(records[0]["target"])
+        target = target_for(records[0]["target"], document["settings"]["triton"])
         try:
             found = seed_plans(Path(file).read_text(), target)
         except Exception as e:  # the seed column never fails the comparison
@@ -198,8 +202,9 @@ class Task:
 
     file: str
     graph: LoopGraph
-    target: str  # Target.name (a Target does not pickle; each name has one Target)
+    target: str  # Target.name (a Target does not pickle; a name and a version make one)
     options: object  # pipeline.SolveOptions
+    triton: str = DEFAULT_TRITON  # whose lowering rules the plans follow
 
     @property
     def loop(self) -> int:
@@ -231,6 +236,7 @@ def compare_on(
     """`run_compare` on a backend already open."""
     start = time.perf_counter()
     options = solve_options(args, wall_clock=False)
+    triton = triton_version(args)
     files, failures = collect_files(paths)
     check_distinct(files, outputs)
     tasks: list[Task] = []
@@ -238,7 +244,7 @@ def compare_on(
         try:
             module = read_module(path)
             loops = require_ws_loops(path, module)
-            tgt = module_target(path, module, target)
+            tgt = module_target(path, module, target, triton)
         except CliError as e:
             failures.append(failure_record(str(path), e.message, "bad_input", e.code))
             report(e.message)
@@ -256,7 +262,7 @@ def compare_on(
                 )
                 report(message)
                 continue
-            tasks.append(Task(str(path), graph, tgt.name, options))
+            tasks.append(Task(str(path), graph, tgt.name, options, triton))
     records, timings = [], []
     with Progress(len(tasks), enabled=progress) as bar:
 
@@ -282,6 +288,7 @@ def compare_on(
         "workers": options.workers,
         "seed": options.seed,
         "cache": options.cache,
+        "triton": triton,
     }
     document = compare_document(
         settings,
@@ -336,7 +343,7 @@ def task_outcome(task: Task, result: TaskResult) -> dict:
 
 def solve_task(task: Task) -> dict:
     """Compare one loop (runs in a worker process): {"record", "timing", "failure"}."""
-    graph, target = task.graph, target_for(task.target)
+    graph, target = task.graph, target_for(task.target, task.triton)
     where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
     try:
         result = compare_loop(task.file, graph, target, task.options)

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
 from .common import (
     DETERMINISTIC_HELP,
@@ -19,9 +20,11 @@ from .common import (
     CliError,
     add_command,
     add_solver_arguments,
+    add_triton_argument,
     check_output,
     exit_status_epilog,
     positive_int,
+    triton_version,
     write_bytes,
     write_output,
 )
@@ -35,8 +38,9 @@ DEFAULT_JOBS = max(1, min(8, os.cpu_count() or 1))
 FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
 
 DESCRIPTION = f"""\
-Run `ws-solver compare` over the bundled corpus (corpus/ttgir next to the package; --corpus
-to use another folder) and write a report folder OUT (default: {DEFAULT_OUT}):
+Run `ws-solver compare` over the bundled corpus (corpus/ttgir next to the package, or
+corpus/ttgir-3.9 when planning for Triton 3.9.0; --corpus to use another folder) and write a
+report folder OUT (default: {DEFAULT_OUT}):
 
   report.html     self-contained report: summary, II-reduction distribution, plots of
                   heuristic vs optimal II per loop and of solve times, a table per loop,
@@ -83,14 +87,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         cache=False,
         clock_help=DETERMINISTIC_HELP,
     )
+    add_triton_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return parser
 
 
-def bundled_corpus() -> Path:
-    """corpus/ttgir of the repository the package lives in (or of the current folder)."""
+def bundled_corpus(triton: str = DEFAULT_TRITON) -> Path:
+    """The corpus dumped by Triton `triton` (corpus/ttgir for 3.6.0, corpus/ttgir-3.9 for
+    3.9.0) of the repository the package lives in (or of the current folder)."""
+    from ..triton.versions import lookup
+
+    folder = lookup(triton).corpus_dir
     package = Path(__file__).resolve().parent.parent
-    candidates = [package.parent / "corpus" / "ttgir", Path.cwd() / "corpus" / "ttgir"]
+    candidates = [package.parent / "corpus" / folder, Path.cwd() / "corpus" / folder]
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.glob("*.ttgir")):
             return candidate
@@ -99,7 +108,7 @@ def bundled_corpus() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus = Path(args.corpus) if args.corpus else bundled_corpus()
+    corpus = Path(args.corpus) if args.corpus else bundled_corpus(triton_version(args))
     if not corpus.exists():
         raise CliError(f"{corpus}: no such file or directory")
     out = Path(args.out)

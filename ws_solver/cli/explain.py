@@ -18,6 +18,7 @@ from .common import (
     add_solver_arguments,
     add_strategy_argument,
     add_target_argument,
+    add_triton_argument,
     check_distinct,
     check_output,
     exit_status_epilog,
@@ -29,6 +30,7 @@ from .common import (
     plan_failure,
     read_module,
     solve_options,
+    triton_version,
     write_bytes,
     write_output,
 )
@@ -77,6 +79,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_strategy_argument(parser)
     add_target_argument(parser)
+    add_triton_argument(parser)
     add_solver_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument(
         "-o",
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     loop = args.loop if args.loop is not None or fmt in ("txt", "dot") else 0
     module = read_module(path)
     graphs = module_graphs(path, module, loop)
-    target = module_target(path, module, args.target)
+    target = module_target(path, module, args.target, triton_version(args))
     options = solve_options(args)
     explained = [explain_loop(str(path), graph, target, args.strategy, options) for graph in graphs]
     if fmt == "txt":

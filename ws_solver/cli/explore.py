@@ -16,6 +16,7 @@ from .common import (
     add_command,
     add_solver_arguments,
     add_target_argument,
+    add_triton_argument,
     check_distinct,
     check_output,
     exit_status_epilog,
@@ -24,6 +25,7 @@ from .common import (
     report,
     require_ws_loops,
     solve_options,
+    triton_version,
     write_output,
 )
 
@@ -72,6 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--k", type=positive_int, default=4, metavar="N", help="plans per loop (default: 4)"
     )
     add_target_argument(parser)
+    add_triton_argument(parser)
     add_solver_arguments(
         parser,
         time_limit=2.0,
@@ -92,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     check_distinct([path], [args.json])
     if args.out_dir is not None and not Path(args.out_dir).is_dir():
         raise CliError(f"{args.out_dir}: cannot write: no such directory")
+    triton = triton_version(args)
     text_module = read_module(path)
     require_ws_loops(path, text_module)
     options = solve_options(args, wall_clock=False)
@@ -99,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with backend_from_args(args, ship=(ws_solver,)) as backend:
-            loops = explore_module(text_module, args.k, args.target, options, backend, args.retries)
+            loops = explore_module(
+                text_module, args.k, args.target, options, backend, args.retries, triton
+            )
     except ValueError as e:
         raise CliError(f"{path}: {e}", EXIT_BAD_INPUT) from e
     except LoopFailed as e:

@@ -19,6 +19,7 @@ from .common import (
     add_solver_arguments,
     add_strategy_argument,
     add_target_argument,
+    add_triton_argument,
     check_distinct,
     check_output,
     exit_status_epilog,
@@ -30,6 +31,7 @@ from .common import (
     report,
     require_ws_loops,
     solve_options,
+    triton_version,
     write_output,
 )
 
@@ -75,6 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_strategy_argument(parser)
     add_target_argument(parser)
+    add_triton_argument(parser)
     add_solver_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
     parser.add_argument(
@@ -88,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
     for out in (args.output, args.json):
         check_output(out)
     check_distinct([path], [args.output, args.json])
+    triton = triton_version(args)
     module = read_module(path)
     loops = require_ws_loops(path, module)
-    target = module_target(path, module, args.target)
+    target = module_target(path, module, args.target, triton)
     options = solve_options(args)
     graphs = []
     for loop in loops:
@@ -100,9 +104,7 @@ def run(args: argparse.Namespace) -> int:
             where = loop_place(path, loop.kernel, loop.index, loop.op.line)
             raise CliError(f"{where}: cannot build the loop graph: {e}", EXIT_BAD_INPUT) from e
     try:
-        reports = partition_module(
-            module, args.strategy, target=args.target, options=options, graphs=graphs
-        )
+        reports = partition_module(module, args.strategy, args.target, options, graphs, triton)
     except LoopError as e:
         place = loop_place(path, e.loop.kernel, e.loop.loop, e.loop.line)
         raise internal_failure(place, e.error) from e
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             place = loop_place(path, loop_report.kernel, loop_report.loop, loop_report.line)
             raise CliError(f"{place}: {failure.message}", failure.code)
     if args.json:
-        document = partition_document(str(path), target.name, args.strategy, options, reports)
+        document = partition_document(str(path), target, args.strategy, options, reports)
         write_output(to_json(document), args.json)
     write_output(module.print(), args.output)
     if not args.quiet:

@@ -145,13 +145,22 @@ def symmetry_order(enc: Encoding) -> list[int]:
         nodes.sort(key=lambda n: -min(enc.table.nodes[n].busy.values(), default=0))
     elif enc.options.symmetry_order != "program":
         raise ValueError(f"unknown symmetry order {enc.options.symmetry_order!r}")
-    return nodes
+    first = enc.table.lowering.if_mmas  # R4 on 3.9: the MMA's partition before the if's
+    return [*first, *(n for n in nodes if n not in first)]
 
 
 def first_free_partition(table) -> int:
     """The lowest partition id whose number means nothing (ids from it on are interchangeable):
-    0 is Triton's default region, and R4 pins an MMA to 1."""
-    return 2 if table.lowering.pins_partition_1 else 1
+    0 is Triton's default region, and R4 on 3.6 pins an MMA to 1. R4 on 3.9 orders an MMA's
+    partition before its if's: with one such MMA ranked first (`symmetry_order`) first-use
+    order keeps that; with several, no numbering is free."""
+    rules = table.lowering
+    if len(rules.if_mmas) > 1:
+        return NO_FREE_PARTITION
+    return 2 if rules.pins_partition_1 else 1
+
+
+NO_FREE_PARTITION = 1 << 30
 
 
 def choose_warps(enc: Encoding) -> None:
@@ -277,9 +286,10 @@ def require_min_warps(enc: Encoding) -> None:
 
 
 def respect_lowering(enc: Encoding) -> None:
-    """lowering: Triton 3.6's lowering rules (model/lowering.py), each checked by
-    `lowering_violations`; all but R1 and R7 only bind a specialized loop."""
+    """lowering: the lowering rules of the target's Triton (model/lowering.py), each checked
+    by `lowering_violations`; all but R1, R7, R12 and R13 only bind a specialized loop."""
     _default_only(enc)
+    _not_default(enc)
     _wgmmas_together(enc)
     _no_crossing(enc)
     _exact_consumer(enc)
@@ -288,16 +298,23 @@ def respect_lowering(enc: Encoding) -> None:
 
 
 def _default_only(enc: Encoding) -> None:
-    """R1: these nodes run in partition 0; R12: these run in partition 0 only."""
+    """R1: these nodes run in partition 0; R12, R13: these run in partition 0 only."""
     rules = enc.table.lowering
     for n in sorted(rules.default_only):
         enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
-    for n in sorted(rules.loop_results - rules.default_only):
+    for n in sorted((rules.loop_results | rules.reduces) - rules.default_only):
         if (n, 0) not in enc.x:
             continue  # decided by what it follows (region ops, terminators)
         enc.add("lowering", enc.model.add(enc.x[n, 0] == 1))
         for p in range(1, enc.partitions):
             enc.add("lowering", enc.model.add(enc.x[n, p] == 0))
+
+
+def _not_default(enc: Encoding) -> None:
+    """The inserted default partition (3.9, sm_100): once specialized, MMAs and TMA loads run
+    outside partition 0."""
+    for n in sorted(enc.table.lowering.not_default):
+        enc.add("lowering", enc.model.add_bool_or([~enc.member[n, 0]]), enc.multi)
 
 
 def _wgmmas_together(enc: Encoding) -> None:
@@ -330,8 +347,13 @@ def _exact_consumer(enc: Encoding) -> None:
 
 def _tmem_in_if(enc: Encoding) -> None:
     """R4: a TMEM access in an scf.if away from its MMA puts the MMA in partition 1 and the
-    if's body in partition 0 only."""
+    if's body in partition 0 only (3.6), or the if's body in one partition after the MMA's
+    (3.9)."""
     member = enc.member
+    if enc.table.lowering.mma_before_if:
+        for t in enc.table.lowering.tmem_ifs:
+            _body_after_mma(enc, t)
+        return
     for t in enc.table.lowering.tmem_ifs:
         needs = [only_in(enc, b, 0) for b in t.body]
         needs += [member[t.mma, 1]] if enc.partitions > 1 else []
@@ -341,11 +363,35 @@ def _tmem_in_if(enc: Encoding) -> None:
                 enc.add("lowering", enc.model.add_bool_or([*away, need]), enc.multi)
 
 
+def _body_after_mma(enc: Encoding, t) -> None:
+    """R4 on 3.9 for one access: with the MMA in p and the access not, the body's first op
+    runs only in some q > p, and every other body op where it runs."""
+    member, model = enc.member, enc.model
+    first, *rest = t.body
+    for p in range(enc.partitions):
+        away = [~member[t.mma, p], member[t.access, p]]  # false: MMA in p, access not
+        later = [only_in(enc, first, q) for q in range(p + 1, enc.partitions)]
+        enc.add("lowering", model.add_bool_or([*away, *later]), enc.multi)
+        for b in rest:
+            for q in range(enc.partitions):
+                if member[b, q] is member[first, q]:
+                    continue
+                same = [[~member[b, q], member[first, q]], [member[b, q], ~member[first, q]]]
+                for clause in same:
+                    enc.add("lowering", model.add_bool_or([*away, *clause]), enc.multi)
+
+
 def _tmem_owners(enc: Encoding) -> None:
-    """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0."""
-    for owners in enc.table.lowering.tmem_owners:
+    """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0; on 3.9,
+    once specialized, its MMA and its tmem_loads share no partition."""
+    rules, member = enc.table.lowering, enc.member
+    for owners in rules.tmem_owners:
         for p in range(1, enc.partitions):
-            enc.add("lowering", enc.model.add_bool_or([~enc.member[a, p] for a in owners]))
+            enc.add("lowering", enc.model.add_bool_or([~member[a, p] for a in owners]))
+    for mma, load in rules.tmem_apart:
+        for p in range(enc.partitions):
+            lits = [~member[mma, p], ~member[load, p]]
+            enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
 
 
 def only_in(enc: Encoding, n: int, p: int):

@@ -74,8 +74,8 @@ def _specialize(
         deadline.check("the heuristic")
         ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
         split = r4_split(table, state)
-        if split and not fits_default(graph, target, table, members_of(assignment, 0)):
-            return None, _r4_reason(graph, split)
+        if split and not can_default(graph, target, table, members_of(assignment, 0)):
+            return None, _r4_reason(graph, table, split)
         n = len(roles)
         warps = choose_warps(graph, target, table, facts, assignment, n)
         registers = choose_registers(target, table, facts, assignment, warps, roles)
@@ -118,30 +118,47 @@ def _specialize(
 
 def _number_and_assign(graph, target, facts, table, state):
     """Number the partitions (compute first), assign every node; if partition 0 cannot be the
-    default region (its registers do not fit the kernel's warps), the first partition in
-    numbering order that can takes its place. Lowering rule R4 numbers two partitions
-    itself (`r4_split`)."""
+    default region (`can_default`), the first partition in numbering order that can takes
+    its place. Lowering rule R4 numbers partitions itself (`r4_split`): on Triton 3.6 the
+    if's partition 0 and the MMA's 1; on 3.9 the MMA's right after the default region's, so
+    that the if's comes later."""
     split = r4_split(table, state)
-    if split:
+    after: tuple[int, ...] = ()
+    if split and not table.lowering.mma_before_if:
         lead = (state.find(split.access), state.find(split.mma))
         ids, roles = number_partitions(state, table, lead=lead)
         return ids, roles, _assign(graph, facts, table, state, ids, roles)
-    ids, roles = number_partitions(state, table)
+    if split:
+        after = (state.find(split.mma),)
+        ids, roles = number_partitions(state, table, lead=after)
+    else:
+        ids, roles = number_partitions(state, table)
     assignment = _assign(graph, facts, table, state, ids, roles)
-    if fits_default(graph, target, table, members_of(assignment, 0)):
+    if not after and can_default(graph, target, table, members_of(assignment, 0)):
         return ids, roles, assignment
+    skip = {*after, *((state.find(split.access),) if split else ())}
     by_id = sorted(ids, key=ids.get)
-    for root in by_id[1:]:
-        if fits_default(graph, target, table, members_of(assignment, ids[root])):
-            ids, roles = number_partitions(state, table, default=root)
+    for root in by_id:
+        if root in skip:
+            continue
+        if can_default(graph, target, table, members_of(assignment, ids[root])):
+            ids, roles = number_partitions(state, table, lead=(root, *after))
             return ids, roles, _assign(graph, facts, table, state, ids, roles)
     return ids, roles, assignment
 
 
+def can_default(graph: LoopGraph, target: Target, table: CostTable, members) -> bool:
+    """Whether a partition can be Triton's default region: its registers fit the kernel's
+    warps, and (Triton 3.9, sm_100) it holds no MMA and no TMA load."""
+    if table.lowering.not_default.intersection(members):
+        return False
+    return fits_default(graph, target, table, members)
+
+
 def r4_split(table: CostTable, state: MergeState) -> TmemIf | None:
     """The TMEM access inside an scf.if that the merged partitions separate from its MMA, if
-    any: Triton 3.6 lowers that only with the if's partition as 0 and the MMA's as 1
-    (lowering rule R4)."""
+    any: Triton 3.6 lowers that only with the if's partition as 0 and the MMA's as 1, 3.9
+    only with the if's after the MMA's (lowering rule R4)."""
     for t in table.lowering.tmem_ifs:
         access, mma = state.find(t.access), state.find(t.mma)
         if access != mma and access in state.members and mma in state.members:
@@ -149,11 +166,21 @@ def r4_split(table: CostTable, state: MergeState) -> TmemIf | None:
     return None
 
 
-def _r4_reason(graph: LoopGraph, split: TmemIf) -> str:
+def _r4_reason(graph: LoopGraph, table: CostTable, split: TmemIf) -> str:
+    rules = table.lowering
+    head = (
+        f"Triton {rules.triton} lowering rule R4: the scf.if (node {split.region}) that reads "
+        "the MMA's tensor memory in another partition must be "
+    )
+    if rules.mma_before_if:
+        return (
+            f"{head}numbered after the MMA's, and no other partition can be partition 0, the "
+            f"default region (it holds an MMA or a TMA load, or its registers do not fit the "
+            f"kernel's {graph.num_warps} warps)"
+        )
     return (
-        f"Triton 3.6 lowering rule R4: the scf.if (node {split.region}) that reads the MMA's "
-        "tensor memory in another partition must be partition 0, the default region, and "
-        f"its registers do not fit the kernel's {graph.num_warps} warps"
+        f"{head}partition 0, the default region, and its registers do not fit the kernel's "
+        f"{graph.num_warps} warps"
     )
 
 

@@ -1,21 +1,29 @@
-"""What Triton 3.6.0's warp-specialization lowering accepts, as data over a LoopGraph.
+"""What Triton's warp-specialization lowering accepts, as data over a LoopGraph.
 
 `lowering_rules(graph, target)` turns the rules of docs/triton-lowering-rules.md into plain
 node/edge data that the CP-SAT encoder (encode/constraints.py, group "lowering"), the heuristic
-and `lowering_violations` (behind `check_plan`) share:
+and `lowering_violations` (behind `check_plan`) share. The rules were found on Triton 3.6.0;
+what differs on 3.9.0 is a flag of `target.triton` (model/lowering_facts.py), marked below:
 
-- R1 (sm_90): a wgmma reading shared memory allocated before the loop runs in partition 0.
+- R1 (sm_90, 3.6 only): a wgmma reading shared memory allocated before the loop runs in
+  partition 0.
 - R2, narrowed (sm_90): the wgmmas of a loop run in one partition.
-- R3: a pointer `tt.load`'s tensor (also through the `tt.broadcast` / `tt.expand_dims` chains
-  Triton clones into their users, and the `local_alloc` staging it) is not consumed in a
-  partition that does not produce it.
+- R3 (3.6 only): a pointer `tt.load`'s tensor (also through the `tt.broadcast` /
+  `tt.expand_dims` chains Triton clones into their users, and the `local_alloc` staging it)
+  is not consumed in a partition that does not produce it.
 - R4 (sm_100): a TMEM access inside an `scf.if` in another partition than the MMA that owns
-  the buffer: the MMA is partition 1 and the if's body partition 0.
+  the buffer: on 3.6 the MMA is partition 1 and the if's body partition 0; on 3.9 the if's
+  body runs in one partition after the MMA's.
 - R5: a value consumed in a partition `c` that does not produce it has a consumer that runs
   in exactly `{c}`; a consumer inside an `scf.if` counts as its outermost enclosing `scf.if`.
 - R6: a TMA load's tile is not consumed by a `local_alloc` in a partition that does not
   run the load (it would cross as registers and be staged twice).
-- R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition.
+- R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition;
+  on 3.9, widened, its MMA and its `tmem_load`s run in different partitions (partition 0
+  holding the MMA is not the default region, and a third accessor elsewhere does not help).
+- The inserted default partition (sm_100, 3.9): partition 0 holds no MMA and no TMA load,
+  else Triton inserts a default partition the plan does not have and drops its registers.
+- R13 (sm_100, 3.9): every `tt.reduce` runs in partition 0 only.
 - R9 (sm_90), widened by measurement: register tensors do not cross partitions.
 - R8: a memdesc view's result is not consumed in a partition that does not run the view.
 - R11: a tensor of pointers is not consumed in a partition that does not produce it.
@@ -39,6 +47,7 @@ from .kinds import (
     TMEM_LOAD,
     NodeKind,
     NodeRole,
+    is_tma_load,
 )
 from .target import Target
 
@@ -54,6 +63,7 @@ R9 = "R9 (on sm_90 register tensors do not cross)"
 R11 = "R11 (pointer tensors cannot cross)"
 # Ops whose operand 0 is a tensor of pointers.
 POINTER_USERS = frozenset(n for n, t in OPS.items() if t.pointer_operand)
+REDUCE = "tt.reduce"
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,8 @@ class Crossing:
 @dataclass(frozen=True)
 class TmemIf:
     """R4 for one TMEM access inside an `scf.if`: if `access` is not in `mma`'s partition,
-    `mma` runs in partition 1 and every op of `body` in exactly partition 0."""
+    `mma` runs in partition 1 and every op of `body` in exactly partition 0 (3.6), or every op
+    of `body` runs in one partition, the same for all, after `mma`'s (3.9)."""
 
     mma: int
     access: int
@@ -96,12 +107,26 @@ class LoweringRules:
     together: tuple[Together, ...] = ()  # R3, R6, R8, R9, R11
     crossings: tuple[Crossing, ...] = ()  # R5
     tmem_ifs: tuple[TmemIf, ...] = ()  # R4
+    mma_before_if: bool = False  # R4 as on 3.9: the if's body after the MMA's partition
     tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
+    tmem_apart: tuple[tuple[int, int], ...] = ()  # R7 widened (3.9): (MMA, tmem_load) apart
+    not_default: frozenset[int] = frozenset()  # MMAs and TMA loads: not in partition 0 (3.9)
+    reduces: frozenset[int] = frozenset()  # R13: nodes that run in partition 0 only (3.9)
+    triton: str = "3.6"  # the release the rules are of, as messages name it
 
     @property
     def pins_partition_1(self) -> bool:
-        """Whether partition 1 means something (R4): partitions 1.. are not interchangeable."""
-        return bool(self.tmem_ifs)
+        """Whether partition 1 means something (R4 on 3.6): partitions 1.. are not
+        interchangeable."""
+        return bool(self.tmem_ifs) and not self.mma_before_if
+
+    @property
+    def if_mmas(self) -> tuple[int, ...]:
+        """The MMAs R4 on 3.9 orders before their ifs (the symmetry breaking ranks them
+        first, so that partitions numbered in first-use order keep that order)."""
+        if not self.mma_before_if:
+            return ()
+        return tuple(dict.fromkeys(t.mma for t in self.tmem_ifs))
 
 
 def lowering_rules(graph: LoopGraph, target: Target) -> LoweringRules:
@@ -111,13 +136,14 @@ def lowering_rules(graph: LoopGraph, target: Target) -> LoweringRules:
 
 @cache
 def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
-    tmem = target.has_tmem
+    tmem, facts = target.has_tmem, target.triton
+    inserts = tmem and facts.inserts_default_partition
     return LoweringRules(
-        default_only=default_only(graph, target),
+        default_only=default_only(graph, target) if facts.hoisted_wgmma_hangs else frozenset(),
         loop_results=loop_results(graph, target),
         same_partition=wgmmas(graph) if target.mma_accumulator_in_registers else (),
         together=(
-            *pointer_load_edges(graph),
+            *(pointer_load_edges(graph) if facts.pointer_load_data_stays else ()),
             *tma_staging_edges(graph),
             *(register_tensor_edges(graph) if target.mma_accumulator_in_registers else ()),
             *view_edges(graph),
@@ -125,8 +151,28 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
         ),
         crossings=crossings(graph),
         tmem_ifs=tmem_ifs(graph) if tmem else (),
+        mma_before_if=facts.mma_before_tmem_if,
         tmem_owners=tmem_owners(graph) if tmem else (),
+        tmem_apart=tmem_apart(graph) if inserts else (),
+        not_default=issuers(graph) if inserts else frozenset(),
+        reduces=reduces(graph) if tmem and facts.reduce_in_default else frozenset(),
+        triton=facts.short,
     )
+
+
+# -- the inserted default partition, R13 (3.9) -------------------------------------------------
+def issuers(graph: LoopGraph) -> frozenset[int]:
+    """MMAs and TMA loads: on 3.9 (sm_100) a partition 0 holding one is lowered behind an
+    empty default partition Triton inserts, the plan's register requests not applied."""
+    return frozenset(n.id for n in graph.ops() if n.kind == NodeKind.MMA or is_tma_load(n.op_name))
+
+
+def reduces(graph: LoopGraph) -> frozenset[int]:
+    """R13: `tt.reduce` ops. On 3.9 (sm_100) one outside partition 0 fails PartitionScheduling
+    ("'tt.reduce' op partition ids in attr ttg.partition does not contain partition ids of
+    all child ops"), even with its input and its consumer there (four probes of the
+    attention d128 plan); conservative: one probe with the whole softmax renumbered lowered."""
+    return frozenset(n.id for n in graph.ops() if n.op_name == REDUCE)
 
 
 # -- R1 ----------------------------------------------------------------------------------------
@@ -355,6 +401,19 @@ def tmem_owners(graph: LoopGraph) -> list[tuple[int, ...]]:
     ]
 
 
+def tmem_apart(graph: LoopGraph) -> list[tuple[int, int]]:
+    """R7 widened (3.9): (MMA, tmem_load) pairs of one buffer. On 3.9 the persistent GEMM's
+    plans with both in one partition failed RemoveTMEMTokens as R7 does, in partition 0 (it
+    holds the MMA, so Triton inserts a default region before it) and in partition 1 with
+    the buffer's tmem_alloc in partition 2."""
+    nodes = graph.nodes
+    found = []
+    for ops in tmem_buffers(graph).values():
+        loads = [n for n in ops if nodes[n].op_name == TMEM_LOAD]
+        found += [(m, t) for m in ops if nodes[m].kind == NodeKind.MMA for t in loads]
+    return _unique(found)
+
+
 # -- R11 ---------------------------------------------------------------------------------------
 def pointer_edges(graph: LoopGraph) -> list[Together]:
     """R11: tensors of pointers (`tt.addptr` results, the pointer operand of loads, stores,
@@ -376,7 +435,7 @@ def pointer_edges(graph: LoopGraph) -> list[Together]:
 
 # -- checking a plan ---------------------------------------------------------------------------
 def lowering_violations(graph: LoopGraph, plan, rules: LoweringRules | Target) -> list[str]:
-    """One sentence per place where `plan` breaks a rule (empty: Triton 3.6 should lower it)."""
+    """One sentence per place where `plan` breaks a rule (empty: Triton should lower it)."""
     if isinstance(rules, Target):
         rules = lowering_rules(graph, rules)
     if not plan.specialized:
@@ -387,12 +446,42 @@ def lowering_violations(graph: LoopGraph, plan, rules: LoweringRules | Target) -
         node = graph.nodes[n]
         return f"node {n} ({node.op_name} {node.label})"
 
+    rule = f"Triton {rules.triton} lowering rule"
+    out = _partition_0_violations(rules, parts, label, rule)
+    homes = {tuple(sorted(parts[n])) for n in rules.same_partition}
+    if len(homes) > 1:
+        out.append(
+            f"the wgmmas {', '.join(label(n) for n in rules.same_partition)} run in partitions "
+            f"{sorted(homes)}: {rule} R2 (narrowed: wgmmas share one partition)"
+        )
+    for t in rules.together:
+        extra = parts[t.dst] - parts[t.src]
+        if extra:
+            out.append(
+                f"{label(t.src)} is consumed by {label(t.dst)} in partitions {sorted(extra)} "
+                f"it does not run in: {rule} {t.rule}"
+            )
+    for c in rules.crossings:
+        for p in sorted(parts[c.consumer] - parts[c.producer]):
+            if not any(parts[s] == {p} for s in c.sites):
+                out.append(
+                    f"{label(c.producer)} crosses into partition {p} for {label(c.consumer)}, "
+                    f"but no consumer runs in exactly partition {p}: {rule} "
+                    "R5 (a crossing value needs a consumer in exactly that partition)"
+                )
+    out += _tmem_violations(rules, parts, label, rule)
+    return out
+
+
+def _partition_0_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]:
+    """R1, R12, R13 (nodes that run in partition 0) and the inserted default partition
+    (nodes that do not)."""
     out = []
     for n in sorted(rules.default_only):
         if parts[n] != {0}:
             out.append(
                 f"{label(n)} reads shared memory allocated before the loop and must run in "
-                "partition 0: Triton 3.6 lowering rule R1"
+                f"partition 0: {rule} R1"
             )
     for n in sorted(rules.loop_results - rules.default_only):
         if parts[n] != {0}:
@@ -400,42 +489,53 @@ def lowering_violations(graph: LoopGraph, plan, rules: LoweringRules | Target) -
                 f"{label(n)} carries or produces a register tensor that leaves the loop and "
                 "must run in partition 0: lowering rule R12 (measured)"
             )
-    homes = {tuple(sorted(parts[n])) for n in rules.same_partition}
-    if len(homes) > 1:
-        out.append(
-            f"the wgmmas {', '.join(label(n) for n in rules.same_partition)} run in partitions "
-            f"{sorted(homes)}: Triton 3.6 lowering rule R2 (narrowed: wgmmas share one partition)"
-        )
-    for t in rules.together:
-        extra = parts[t.dst] - parts[t.src]
-        if extra:
+    for n in sorted(rules.reduces):
+        if parts[n] != {0}:
+            out.append(f"{label(n)} must run in partition 0 only: {rule} R13 (tt.reduce)")
+    for n in sorted(rules.not_default):
+        if 0 in parts[n]:
             out.append(
-                f"{label(t.src)} is consumed by {label(t.dst)} in partitions {sorted(extra)} "
-                f"it does not run in: Triton 3.6 lowering rule {t.rule}"
+                f"{label(n)} runs in partition 0, so Triton would insert a default partition "
+                f"in front of the plan's and drop its register requests: {rule} D0 (partition "
+                "0 holds no MMA and no TMA load)"
             )
-    for c in rules.crossings:
-        for p in sorted(parts[c.consumer] - parts[c.producer]):
-            if not any(parts[s] == {p} for s in c.sites):
-                out.append(
-                    f"{label(c.producer)} crosses into partition {p} for {label(c.consumer)}, "
-                    f"but no consumer runs in exactly partition {p}: Triton 3.6 lowering rule "
-                    "R5 (a crossing value needs a consumer in exactly that partition)"
-                )
+    return out
+
+
+def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]:
+    """R4 and R7."""
+    out = []
     for t in rules.tmem_ifs:
         if parts[t.mma] == parts[t.access]:
+            continue
+        where = f"{label(t.access)} in scf.if node {t.region} uses the tensor memory of "
+        if rules.mma_before_if:
+            homes = {frozenset(parts[b]) for b in t.body}
+            home = next(iter(homes)) if len(homes) == 1 else frozenset()
+            if len(home) != 1 or min(home) <= max(parts[t.mma]):
+                out.append(
+                    f"{where}{label(t.mma)} from another partition, so the if's body must "
+                    f"run in one partition after the MMA's: {rule} R4"
+                )
             continue
         body = [b for b in t.body if parts[b] != {0}]
         if parts[t.mma] != {1} or body:
             out.append(
-                f"{label(t.access)} in scf.if node {t.region} uses the tensor memory of "
-                f"{label(t.mma)} from another partition, so the MMA must run in partition 1 "
-                "and the if's body in partition 0: Triton 3.6 lowering rule R4"
+                f"{where}{label(t.mma)} from another partition, so the MMA must run in "
+                f"partition 1 and the if's body in partition 0: {rule} R4"
             )
     for owners in rules.tmem_owners:
         where = set().union(*(parts[a] for a in owners))
         if len(where) == 1 and where != {0}:
             out.append(
                 f"tensor memory of {label(owners[0])} is read in the loop and used only in "
-                f"partition {min(where)}: Triton 3.6 lowering rule R7 (one non-default owner)"
+                f"partition {min(where)}: {rule} R7 (one non-default owner)"
+            )
+    for mma, load in rules.tmem_apart:
+        both = parts[mma] & parts[load]
+        if both:
+            out.append(
+                f"{label(load)} reads the tensor memory of {label(mma)} in its partition "
+                f"{min(both)}: {rule} R7 (widened: the MMA and the tmem_load run apart)"
             )
     return out

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
+
+from .lowering_facts import DEFAULT_TRITON, LOWERING, LoweringFacts, lowering_facts
 
 # Sources cited below by tag:
 #
@@ -177,6 +179,8 @@ class Target:
     # Warps needed to read a full 128-lane TMEM tile: warp i of a warp group reaches only
     # lanes 32*i .. 32*i+31, so a full warp group [PTX tcgen05 data movement]. 0: no TMEM.
     tmem_reader_warps: int = 0
+    # The Triton release whose lowering rules plans must follow (model/lowering_facts.py).
+    triton: LoweringFacts = LOWERING[DEFAULT_TRITON]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed_partition_warps", tuple(self.allowed_partition_warps))
@@ -200,6 +204,11 @@ class Target:
     @property
     def has_tmem(self) -> bool:
         return self.tmem_columns > 0
+
+    def for_triton(self, version: str | None) -> Target:
+        """This target under the lowering rules of Triton ``version`` (None: 3.6.0)."""
+        facts = lowering_facts(version or DEFAULT_TRITON)
+        return self if facts == self.triton else replace(self, triton=facts)
 
     @property
     def threads_per_group(self) -> int:
@@ -380,11 +389,12 @@ _ACCEPTED = (
 )
 
 
-def target_for(spec: str | int) -> Target:
-    """The Target for a spec such as ``"sm_90"``, ``"sm90"``, ``"90"``, ``90``, ``"cuda:100"``.
+def target_for(spec: str | int, triton: str | None = None) -> Target:
+    """The Target for a spec such as ``"sm_90"``, ``"sm90"``, ``"90"``, ``90``, ``"cuda:100"``,
+    under the lowering rules of Triton ``triton`` (default 3.6.0).
 
     The architecture-specific suffix ``a`` (``sm_90a``, ``sm_100a``) is accepted and ignored.
-    Anything else raises ``ValueError`` listing the accepted names.
+    Anything else raises ``ValueError`` listing the accepted names (or versions).
     """
     capability: int | None = None
     if isinstance(spec, int) and not isinstance(spec, bool):
@@ -396,4 +406,4 @@ def target_for(spec: str | int) -> Target:
     target = _BY_CAPABILITY.get(capability) if capability is not None else None
     if target is None:
         raise ValueError(f"unknown target {spec!r}; accepted: {_ACCEPTED}")
-    return target
+    return target.for_triton(triton)

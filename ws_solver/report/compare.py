@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 
 from ..model.decision import DEPARTURE_MARGIN
+from ..model.lowering_facts import DEFAULT_TRITON
 
 
 def to_json(document: dict) -> str:
@@ -118,6 +119,8 @@ def summary_lines(document: dict) -> list[str]:
         f"(deterministic), {st['workers']} solver worker(s), seed {st['seed']}; "
         f"{t['jobs']} job(s), {t['total_wall_s']:.1f} s in all",
     ]
+    if st.get("triton", DEFAULT_TRITON) != DEFAULT_TRITON:
+        lines.append(f"planned for Triton {st['triton']}'s lowering rules")
     if t.get("backend", {}).get("backend", "local") != "local":
         from ..backends import stats_line
 

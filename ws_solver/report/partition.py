@@ -28,12 +28,13 @@ def loop_record(file: str, report) -> dict:
     return record
 
 
-def partition_document(file: str, target: str, strategy: str, options, reports: Sequence) -> dict:
+def partition_document(file: str, target, strategy: str, options, reports: Sequence) -> dict:
     return {
         "schema": SCHEMA,
         "version": SCHEMA_VERSION,
         "file": file,
-        "target": target,
+        "target": target.name,
+        "triton": target.triton.version,
         "strategy": strategy,
         "options": {
             "time_limit": options.time_limit,

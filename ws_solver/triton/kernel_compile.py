@@ -171,7 +171,9 @@ class KernelCompile:
     ) -> tuple[str, list[LoopReport]]:
         """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
         return call_with_deadline(
-            lambda: partition_text(part_text, strategy, options=self.settings.solve),
+            lambda: partition_text(
+                part_text, strategy, options=self.settings.solve, triton=versions.installed().name
+            ),
             self.settings.partition_limit(loops, strategy),
             f"partitioning ({strategy})",
         )

@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
+
+from ..model.lowering_facts import DEFAULT_TRITON, lowering_facts
 
 
 @dataclass(frozen=True)
@@ -32,13 +35,17 @@ class TritonVersion:
     tmem_load_reduce: bool
     lower_clc: bool
     hoist_mbarrier_lifecycle: bool
-    # 3.9 on sm_100: partition 0 is the default warp group and holds neither a TMA load nor
-    # an MMA. A plan whose partition 0 holds one is lowered with an empty default partition
-    # inserted before the plan's, which shift by one (the assignment is kept; found by moving
-    # single ops of annotated corpus loops and reading the IR after partition scheduling).
-    inserts_default_partition: bool
     # The corpus folder holding this version's TTGIR at the partitioner input point.
     corpus_dir: str
+
+    @property
+    def inserts_default_partition(self) -> bool:
+        """3.9 on sm_100: partition 0 is the default warp group and holds neither a TMA load
+        nor an MMA. A plan whose partition 0 holds one is lowered with an empty default
+        partition inserted before the plan's, which shift by one (the assignment is kept;
+        found by moving single ops of annotated corpus loops and reading the IR after
+        partition scheduling). The model's lowering facts hold it (and forbid such plans)."""
+        return lowering_facts(self.name).inserts_default_partition
 
     def extra_default_partition(self, capability: int) -> int:
         """How many partitions Triton adds in front of a plan whose partition 0 holds a TMA
@@ -55,7 +62,6 @@ SUPPORTED: dict[str, TritonVersion] = {
         tmem_load_reduce=False,
         lower_clc=False,
         hoist_mbarrier_lifecycle=False,
-        inserts_default_partition=False,
         corpus_dir="ttgir",
     ),
     "3.9.0": TritonVersion(
@@ -66,7 +72,6 @@ SUPPORTED: dict[str, TritonVersion] = {
         tmem_load_reduce=True,
         lower_clc=True,
         hoist_mbarrier_lifecycle=True,
-        inserts_default_partition=True,
         corpus_dir="ttgir-3.9",
     ),
 }
@@ -97,6 +102,15 @@ def installed() -> TritonVersion:
     import triton
 
     return lookup(triton.__version__)
+
+
+def planning_version() -> str:
+    """The release whose lowering rules plans follow by default: the installed Triton's when
+    it is supported, else 3.6.0 (reads the package metadata; does not import triton)."""
+    try:
+        return lookup(metadata.version("triton")).name
+    except (metadata.PackageNotFoundError, UnsupportedTritonVersion):
+        return DEFAULT_TRITON
 
 
 StagesInstall = Callable[[Any, dict, Any, Any, Any], None]

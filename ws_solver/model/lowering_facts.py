@@ -1,0 +1,78 @@
+"""What each supported Triton release's warp-specialization lowering accepts: one row per
+version, each difference a named flag that `lowering.py` reads (one home for the model; the
+drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here).
+
+The rules themselves, their evidence and the probes behind each flag are in
+docs/triton-lowering-rules.md ("Triton 3.9.0"). A version not in the table is refused with
+one line naming the supported ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+DEFAULT_TRITON = "3.6.0"
+
+
+@dataclass(frozen=True)
+class LoweringFacts:
+    """The lowering rules that differ between Triton releases, as flags."""
+
+    version: str  # "3.6.0"
+    # R1 (sm_90): a wgmma reading shared memory allocated before the loop hangs `pipeline`
+    # outside the default region (3.6; 3.9's pipeliner returns).
+    hoisted_wgmma_hangs: bool
+    # R3: a pointer tt.load's tensor cannot cross partitions (3.6's NVWSInsertAref has no
+    # cp.async path; 3.9's has).
+    pointer_load_data_stays: bool
+    # R4 (sm_100), a TMEM access in an scf.if away from its MMA: 3.6 wants the MMA in
+    # partition 1 and the if's body in partition 0; 3.9 the reverse order, the MMA's
+    # partition before the if's (the if's body in one partition after the MMA's).
+    mma_before_tmem_if: bool
+    # sm_100: a plan whose partition 0 holds a TMA load or an MMA gets an empty default
+    # partition inserted in front by Triton (the plan's ids shift by one, its register
+    # requests are not applied). The model forbids it (`lowering.issuers`), and widens R7:
+    # a TMEM buffer's MMA and its tmem_loads run apart (`lowering.tmem_apart`).
+    inserts_default_partition: bool
+    # R13 (sm_100): a tt.reduce outside the default region fails PartitionScheduling (3.9).
+    reduce_in_default: bool
+
+    @property
+    def short(self) -> str:
+        """How rule messages name the release: "3.6", "3.9"."""
+        return ".".join(self.version.split(".")[:2])
+
+
+LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
+    {
+        "3.6.0": LoweringFacts(
+            version="3.6.0",
+            hoisted_wgmma_hangs=True,
+            pointer_load_data_stays=True,
+            mma_before_tmem_if=False,
+            inserts_default_partition=False,
+            reduce_in_default=False,
+        ),
+        "3.9.0": LoweringFacts(
+            version="3.9.0",
+            hoisted_wgmma_hangs=False,
+            pointer_load_data_stays=False,
+            mma_before_tmem_if=True,
+            inserts_default_partition=True,
+            reduce_in_default=True,
+        ),
+    }
+)
+
+
+def lowering_facts(version: str) -> LoweringFacts:
+    """The row of ``version`` ("3.9.0", or a build such as "3.9.0+git..."); ValueError,
+    one line naming the supported versions, for any other."""
+    release = str(version).strip().split("+", 1)[0]
+    if release not in LOWERING:
+        raise ValueError(
+            f"Triton {version}: no lowering rules for it (supported: {', '.join(LOWERING)})"
+        )
+    return LOWERING[release]
