@@ -125,6 +125,9 @@ def test_an_arrive_under_a_predicate_that_is_always_false_is_dead_code():
     # set false once and true elsewhere: a live arrive on the ring, so not applied
     live = ptx.replace("\tret;", "\tsetp.ne.b32 \t%p6, %r30, 0;\n\tret;")
     assert "also lands on a release ring" in release_per_warp_group(live, 8, 3)[1].reason
+    # likewise when the other write is a second destination
+    live = ptx.replace("\tret;", "\tsetp.ne.b32 \t%p7|%p6, %r30, 0;\n\tret;")
+    assert "also lands on a release ring" in release_per_warp_group(live, 8, 3)[1].reason
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,8 @@ _BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.
 _LABEL = re.compile(r"^(\$L__\w+):")
 _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
 _FALSE = re.compile(r"^\s*mov\.pred\s+(%p\d+),\s*0;")
-_WRITES_PRED = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+(?:%r\d+\|)?(%p\d+)\s*[,|]")
+# An instruction's destinations: `%p1, ...`, `%r1|%p1, ...` (elect.sync), `%p1|%p2, ...`.
+_DESTINATIONS = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+((?:%\w+\|)*%\w+)\s*,")
 _REG_DECL = re.compile(r"^(\s*\.reg\s+\.(pred|b32)\s+%(p|r))<(\d+)>;")
 # Generic-proxy shared-memory data accesses: anything one warp group could hand the other.
 _SHARED_DATA = re.compile(
@@ -141,8 +142,9 @@ class _Rewrite:
         # their arrives are dead code.
         writes: dict[str, int] = {}
         for line in lines:
-            if m := _WRITES_PRED.match(line):
-                writes[m.group(1)] = writes.get(m.group(1), 0) + 1
+            if m := _DESTINATIONS.match(line):
+                for reg in m.group(1).split("|"):
+                    writes[reg] = writes.get(reg, 0) + 1
         self.never = {
             m.group(1) for line in lines if (m := _FALSE.match(line)) and writes[m.group(1)] == 1
         }
