@@ -4,9 +4,12 @@
 
 Reads results JSONs written by benchmarks/bench_kernels.py (default: every results JSON a
 run folder of benchmarks/results lists in its manifest that recorded the plans it measured,
-compile.dropin.loops[].plan),
+compile.dropin.loops[].plan, measured under the Triton release --triton-version names:
+3.6.0 by default, the release CostParams were fitted for; a run that does not record its
+release is a 3.6.0 one),
 rebuilds each measured plan and the graph of its loop from the corpus TTGIR
-(corpus/ttgir/KERNEL.CONFIG.smXX.ttgir), and evaluates the plan under the current cost model.
+(corpus/ttgir/KERNEL.CONFIG.smXX.ttgir; corpus/ttgir-3.9 for a Triton 3.9.0 run), and
+evaluates the plan under the current cost model and the lowering rules of the run's release.
 A run's modeled II is the sum over the kernel's loops.
 
 Prints, per kernel:
@@ -72,6 +75,7 @@ from ws_solver.model.graph import LoopGraph
 from ws_solver.model.plan import Plan
 from ws_solver.model.resources import register_bytes
 from ws_solver.model.target import Target, target_for
+from ws_solver.triton import versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,14 +116,32 @@ class Run:
 
 
 # -- loading ---------------------------------------------------------------------------------
-def default_sources(results: Path = archive.RESULTS) -> list[Path]:
-    """The GPU results files of the archive's runs that recorded at least one measured plan."""
+def default_sources(results: Path = archive.RESULTS, triton: str = "3.6.0") -> list[Path]:
+    """The GPU results files of the archive's runs measured under Triton ``triton`` that
+    recorded at least one measured plan."""
     found = []
     for folder in archive.runs(results):
         for path in archive.listed_files(folder):
-            if path.suffix == ".json" and any(_planned_rows(_load(path))):
+            if path.suffix != ".json":
+                continue
+            data = _load(path)
+            if run_triton(data) == triton and any(_planned_rows(data)):
                 found.append(path)
     return found
+
+
+def run_triton(data: dict | list) -> str:
+    """The Triton release a bench run recorded (3.6.0 for runs from before it did)."""
+    env = data.get("environment") if isinstance(data, dict) else None
+    version = (env or {}).get("triton") or "3.6.0"
+    return str(version).split("+", 1)[0]
+
+
+def default_corpora(triton: str) -> tuple[Path, ...]:
+    """Where a release's runs find their TTGIR: its corpus dump (and, for 3.6.0, the
+    archived TTGIR of the 2026-11-29 runs)."""
+    own = ROOT / "corpus" / versions.SUPPORTED[triton].corpus_dir
+    return CORPORA if own == CORPUS else (own,)
 
 
 def source_name(path: Path) -> str:
@@ -172,9 +194,10 @@ def load_runs(paths: list[Path], corpora: tuple[Path, ...] = CORPORA):
     configurations skipped for want of their TTGIR."""
     runs, skipped = [], set()
     for path in paths:
-        for row, loops in _planned_rows(_load(path)):
+        data = _load(path)
+        for row, loops in _planned_rows(data):
             plans = tuple(Plan.from_dict(loop["plan"]) for loop in loops)
-            target = target_for(plans[0].target)
+            target = target_for(plans[0].target, triton=run_triton(data))
             candidates = list(ttgir_paths(corpora, row["kernel"], row["config"], target.capability))
             if not candidates:
                 skipped.add(f"{row['kernel']}.{row['config']}")
@@ -466,14 +489,22 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         help="folder of TTGIR files, searched in order (repeatable; default: corpus/ttgir, "
-        "then the archived TTGIR in benchmarks/results/2026-11-29-ttgir-attention)",
+        "then the archived TTGIR in benchmarks/results/2026-11-29-ttgir-attention; "
+        "corpus/ttgir-3.9 with --triton-version 3.9.0)",
+    )
+    parser.add_argument(
+        "--triton-version",
+        choices=list(versions.SUPPORTED),
+        default="3.6.0",
+        help="calibrate on the archive's runs measured under this Triton release (default "
+        "3.6.0, the release CostParams were fitted for)",
     )
     args = parser.parse_args(argv)
-    paths = args.results or default_sources()
+    paths = args.results or default_sources(triton=args.triton_version)
     if not paths:
         print("no results file with recorded plans", file=sys.stderr)
         return 1
-    report = build_report(paths, tuple(args.corpus or CORPORA))
+    report = build_report(paths, tuple(args.corpus or default_corpora(args.triton_version)))
     print(format_report(report))
     if args.json:
         write_json(args.json, report)

@@ -28,6 +28,23 @@ def test_default_sources_are_the_results_with_plans() -> None:
     assert {FORCED, EXPLORE} <= set(calibrate.default_sources())
 
 
+def test_default_sources_are_one_triton_releases_runs() -> None:
+    """3.9.0 runs are calibrated apart, on 3.9's corpus dump (they fit no 3.6 TTGIR)."""
+    on_39 = calibrate.default_sources(triton="3.9.0")
+    run5 = calibrate.archive.RESULTS / "2026-12-01-triton39-h200-run5" / "results.json"
+    assert run5 in on_39 and run5 not in calibrate.default_sources()
+    assert not set(on_39) & set(calibrate.default_sources())
+    assert calibrate.run_triton({"environment": {"triton": "3.9.0"}}) == "3.9.0"
+    assert calibrate.run_triton({"results": []}) == "3.6.0"
+    assert calibrate.default_corpora("3.9.0")[0].name == "ttgir-3.9"
+
+
+@pytest.mark.parametrize("version", ["3.6.0", "3.9.0"])
+def test_the_archive_calibrates_for_each_release(version, capsys) -> None:
+    assert calibrate.main(["--triton-version", version]) == 0
+    assert "constants fitted from these runs" in capsys.readouterr().out
+
+
 def test_model_picks_the_measured_faster_variant() -> None:
     """15 configurations of the forced run and the explored 4-stage TMA GEMM specialize when
     forced; the model (and the heuristic's own decision) picks the faster variant in all 16
