@@ -64,6 +64,7 @@ from pathlib import Path
 
 from benchmarks import archive
 from benchmarks.stats import spearman
+from corpus import ttgir_dir
 from ws_solver import ir
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
@@ -72,6 +73,7 @@ from ws_solver.model.cost_params import PARAMS, CostParams
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.graph import LoopGraph
+from ws_solver.model.lowering_facts import DEFAULT_TRITON, release_of
 from ws_solver.model.plan import Plan
 from ws_solver.model.resources import register_bytes
 from ws_solver.model.target import Target, target_for
@@ -133,14 +135,13 @@ def default_sources(results: Path = archive.RESULTS, triton: str = "3.6.0") -> l
 def run_triton(data: dict | list) -> str:
     """The Triton release a bench run recorded (3.6.0 for runs from before it did)."""
     env = data.get("environment") if isinstance(data, dict) else None
-    version = (env or {}).get("triton") or "3.6.0"
-    return str(version).split("+", 1)[0]
+    return release_of((env or {}).get("triton") or DEFAULT_TRITON)
 
 
 def default_corpora(triton: str) -> tuple[Path, ...]:
     """Where a release's runs find their TTGIR: its corpus dump (and, for 3.6.0, the
     archived TTGIR of the 2026-11-29 runs)."""
-    own = ROOT / "corpus" / versions.SUPPORTED[triton].corpus_dir
+    own = ttgir_dir(triton)
     return CORPORA if own == CORPUS else (own,)
 
 

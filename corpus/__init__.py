@@ -5,9 +5,14 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent
 
 
-def ttgir_dir() -> Path:
-    """The dumps the installed Triton reads: ``corpus/ttgir`` for 3.6.0 (and without
-    Triton), ``corpus/ttgir-3.9`` for 3.9.0. Text handed to Triton must come from here."""
+def ttgir_dir(version: str | None = None) -> Path:
+    """The dumps Triton ``version`` reads (default: the installed Triton): ``corpus/ttgir``
+    for 3.6.0 (and without Triton), ``corpus/ttgir-3.9`` for 3.9.0. Text handed to Triton
+    must come from here."""
+    if version is not None:
+        from ws_solver.triton.versions import lookup
+
+        return _ROOT / lookup(version).corpus_dir
     try:
         from ws_solver.triton.versions import installed
 

@@ -67,10 +67,15 @@ LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
 )
 
 
+def release_of(version: str) -> str:
+    """The release a Triton version string names: "3.9.0" for "3.9.0+git1234"."""
+    return str(version).strip().split("+", 1)[0]
+
+
 def lowering_facts(version: str) -> LoweringFacts:
     """The row of ``version`` ("3.9.0", or a build such as "3.9.0+git..."); ValueError,
     one line naming the supported versions, for any other."""
-    release = str(version).strip().split("+", 1)[0]
+    release = release_of(version)
     if release not in LOWERING:
         raise ValueError(
             f"Triton {version}: no lowering rules for it (supported: {', '.join(LOWERING)})"

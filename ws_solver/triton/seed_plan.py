@@ -30,6 +30,7 @@ from ..ir.annotate import OUTPUTS, PARTITION, STAGES, LoopAnnotation
 from ..model.annotation import annotated_assignment
 from ..model.dfg import build_graph, ws_loops
 from ..model.graph import LoopGraph
+from ..model.lowering_facts import release_of
 from ..model.plan import Plan
 from ..model.target import Target, target_for
 from ..model.unspecialized import single_partition_plan
@@ -58,9 +59,8 @@ class SeedError(RuntimeError):
 
 def check_version(version: str) -> None:
     """Refuse a Triton whose partition scheduler is not PR #7312's (one line)."""
-    release = version.split("+", 1)[0]
     try:
-        major, minor = (int(x) for x in release.split(".")[:2])
+        major, minor = (int(x) for x in release_of(version).split(".")[:2])
     except ValueError as e:
         raise SeedUnavailable(f"cannot read Triton version {version!r}") from e
     if (major, minor) < MIN_VERSION:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from ..model.lowering_facts import DEFAULT_TRITON, lowering_facts
+from ..model.lowering_facts import DEFAULT_TRITON, lowering_facts, release_of
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def supported_names() -> str:
 
 def lookup(version: str) -> TritonVersion:
     """The table row for ``version`` (a ``triton.__version__`` string), or a one-line error."""
-    release = version.split("+", 1)[0]
+    release = release_of(version)
     if release not in SUPPORTED:
         raise UnsupportedTritonVersion(
             f"Triton {version} is not supported by ws_solver's drop-in "
