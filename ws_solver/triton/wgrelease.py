@@ -50,6 +50,7 @@ _ANY_BAR = re.compile(r"^\s*(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
 _BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\s+(\d+)")
 _LABEL = re.compile(r"^(\$L__\w+):")
 _BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
+_GUARD = re.compile(r"^\s*@(%p\d+)\s")
 _FALSE = re.compile(r"^\s*mov\.pred\s+(%p\d+),\s*0;")
 # An instruction's destinations: `%p1, ...`, `%r1|%p1, ...` (elect.sync), `%p1|%p2, ...`.
 _DESTINATIONS = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+((?:%\w+\|)*%\w+)\s*,")
@@ -88,7 +89,7 @@ class _NotApplicable(Exception):
 
 
 def _predicate(line: str) -> str | None:
-    m = re.match(r"^\s*@(%p\d+)\s", line)
+    m = _GUARD.match(line)
     return m.group(1) if m else None
 
 
