@@ -132,8 +132,9 @@ def _ii_bound(enc: Encoding) -> int:
 
 def stall_term(enc: Encoding):
     """stalls: `cost.stalls`: the shared wgmma stall when a partition of 2+ (lowered) warp
-    groups runs a wgmma and a load, the lone one when a partition of one warp group runs a
-    wgmma and receives a channel, and the lost-occupancy cost once specialized."""
+    groups runs a wgmma the stall counts (`CostTable.stalling_wgmmas`) and a load, the lone
+    one when a partition of one warp group runs a wgmma and receives a channel, and the
+    lost-occupancy cost once specialized."""
     table, params = enc.table, enc.table.params
     lost = params.lost_occupancy_cycles * enc.multi if table.single_ctas > 1 else 0
     if not table.wgmmas:
@@ -143,13 +144,17 @@ def stall_term(enc: Encoding):
     shared, lone = [], []
     for p in range(enc.partitions):
         mma = enc.any_of("ii", [enc.member[n, p] for n in table.wgmmas], f"wgmma[{p}]")
+        stalls = mma
+        if table.stalling_wgmmas != table.wgmmas:
+            stalling = [enc.member[n, p] for n in table.stalling_wgmmas]
+            stalls = enc.any_of("ii", stalling, f"stalling_wgmma[{p}]")
         here = enc.any_of("ii", [enc.member[n, p] for n in table.loads], f"loads_here[{p}]")
         into = [ch for (_, _, q), ch in enc.channel.items() if q == p]
         receives = enc.any_of("ii", into, f"receives[{p}]")
         warps = {k: enc.warps[p, k] for k in table.warp_options}
         many = enc.any_of("ii", [w for k, w in warps.items() if k in wide], f"groups2[{p}]")
         one = enc.any_of("ii", [w for k, w in warps.items() if k not in wide], f"groups1[{p}]")
-        shared.append(enc.all_of("ii", [mma, many, here], f"shared_stall[{p}]"))
+        shared.append(enc.all_of("ii", [stalls, many, here], f"shared_stall[{p}]"))
         lone.append(enc.all_of("ii", [mma, one, receives], f"lone_stall[{p}]"))
     return (
         params.wgmma_shared_stall_cycles * enc.any_of("ii", shared, "shared_stall")

@@ -66,8 +66,9 @@ class Cost:
 
 
 def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
-    """(shared, lone): a partition of 2+ warp groups issues a wgmma and runs a load; a
-    partition of one warp group issues a wgmma and receives a channel (CostParams)."""
+    """(shared, lone): a partition of 2+ warp groups issues a wgmma the shared stall counts
+    (`CostTable.stalling_wgmmas`) and runs a load; a partition of one warp group issues a
+    wgmma and receives a channel (CostParams)."""
     wide_warps = 2 * table.target.warps_per_group
     shared = lone = False
     for p in plan.partitions:
@@ -75,7 +76,8 @@ def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
         if not members.intersection(table.wgmmas):
             continue
         wide = lowered_warps(table.graph, p.warps) >= wide_warps
-        shared |= wide and any(n in members for n in table.loads)
+        stalling = members.intersection(table.stalling_wgmmas)
+        shared |= wide and bool(stalling) and any(n in members for n in table.loads)
         lone |= not wide and any(c.dst == p.id for c in plan.channels)
     return shared, lone
 

@@ -88,6 +88,7 @@ class CostTable:
     warp_options: tuple[int, ...]
     lowering: LoweringRules = field(default_factory=LoweringRules)  # Triton 3.6's rules
     wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
+    stalling_wgmmas: tuple[int, ...] = ()  # those the shared stall counts (`_stalling_wgmmas`)
     loads: tuple[int, ...] = ()  # load ops (TMA and pointer loads)
     single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
 
@@ -133,10 +134,28 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
         warp_options=warp_options,
         lowering=lowering_rules(graph, target),
-        wgmmas=tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers),
+        wgmmas=(wgmmas := _wgmmas(graph)),
+        stalling_wgmmas=_stalling_wgmmas(graph, target, wgmmas),
         loads=tuple(n.id for n in graph.of_kind(NodeKind.LOAD)),
     )
     return replace(table, single_ctas=single_partition_ctas(table))
+
+
+def _wgmmas(graph: LoopGraph) -> tuple[int, ...]:
+    return tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers)
+
+
+def _stalling_wgmmas(graph: LoopGraph, target: Target, wgmmas) -> tuple[int, ...]:
+    """The wgmmas the shared stall counts: all of them, or, on a release that pipelines
+    accumulator chains (`LoweringFacts.pipelines_wgmma_chains`), those whose result some node
+    other than a terminator reads in the same iteration."""
+    if not target.triton.pipelines_wgmma_chains:
+        return wgmmas
+    return tuple(n for n in wgmmas if any(_read_in_iteration(graph, e) for e in graph.out_edges(n)))
+
+
+def _read_in_iteration(graph: LoopGraph, edge) -> bool:
+    return edge.distance == 0 and graph.nodes[edge.dst].role != NodeRole.TERMINATOR
 
 
 # -- per-node coefficients -------------------------------------------------------------------
