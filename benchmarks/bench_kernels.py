@@ -818,6 +818,7 @@ def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
         import triton
 
         env["triton"] = triton.__version__
+        env["ptxas"] = ptxas_in_use(args.capability)
     except Exception:
         pass
     if not args.dry_run and gpu_here:
@@ -828,6 +829,16 @@ def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
         env["gpu"] = torch.cuda.get_device_name(0)
         env["sms"] = torch.cuda.get_device_properties(0).multi_processor_count
     return env
+
+
+def ptxas_in_use(capability: int) -> dict:
+    """The ptxas Triton assembles for ``capability`` with (its path and CUDA release): 3.9
+    uses its CUDA 13 ptxas ("ptxas-blackwell") for sm_90 too, 3.6 its CUDA 12.8 one, and a
+    TRITON_PTXAS*_PATH variable replaces either, so a run records which one it timed."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    tool = get_ptxas(capability)
+    return {"path": tool.path, "version": tool.version}
 
 
 def _fmt(x: Any, spec: str = ".3g") -> str:
