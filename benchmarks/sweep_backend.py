@@ -121,11 +121,8 @@ def config_task(spec: ConfigSpec) -> dict:
     if _watching.acquire(blocking=False):  # one watchdog per worker process, kept
         bk._watchdog(lambda: None)  # a hung kernel ends this worker: the task fails, retried
     rows, cache_root = spec.rows, Path(spec.cache_root)
-    late = [r for r in rows if r["strategy"] == "builtin"]  # may hang: after the others
-    for phase in ([r for r in rows if r["strategy"] != "builtin"], late):
-        compiled = bk._verify_all(phase, cache_root, lambda: None)
-        if spec.bench:
-            bk.bench_kernel(spec.kernel, compiled, phase, spec.rounds, spec.sustain)
+    kernels = [spec.kernel] if spec.bench else []
+    bk.verify_then_time(rows, cache_root, lambda: None, kernels, spec.rounds, spec.sustain)
     return {
         "rows": rows,
         "gpu": torch.cuda.get_device_name(0),

@@ -122,9 +122,34 @@ def test_sustained_rows_are_reported_after_their_vendor() -> None:
     assert f"| {results[0]['strategy']} |" in rows[1]
 
 
+def test_stock_is_timed_again_with_the_variants_of_its_config() -> None:
+    """The second timing pass holds stock's rows and the other variants of each config where
+    a stock variant verified, those first (a shared cubin is timed under their name)."""
+    ok, failed = {"passed": True}, {"passed": False}
+    early = [
+        {"kernel": "k", "config": c, "strategy": s, "verify": ok}
+        for c in ("a", "b")
+        for s in ("none", "optimal")
+    ]
+    late = [
+        {"kernel": "k", "config": "a", "strategy": "builtin", "verify": ok},
+        {"kernel": "k", "config": "b", "strategy": "builtin", "verify": failed},
+    ]
+    rows = bench.timed_with_stock(early, late)
+    assert [(r["config"], r["strategy"]) for r in rows] == [
+        ("a", "none"),
+        ("a", "optimal"),
+        ("a", "builtin"),
+        ("b", "builtin"),
+    ]
+    assert bench.timed_once([dict(r, compile={"binary": "x"}) for r in rows[:3]])[0] == [
+        dict(rows[0], compile={"binary": "x"})
+    ]
+
+
 def test_each_sustained_vendor_timing_heads_its_own_rows() -> None:
-    """Triton's built-in path is timed in a later phase against a vendor timing of its own:
-    its row is listed under that timing, not under the first one."""
+    """Rows of one config measured against different vendor timings (results merged from
+    several runs) are listed under their own timing, not under the first one."""
     data = json.loads(FINAL.read_text())
     first = next(r for r in data["results"] if "rate" in (r.get("bench") or {}))
     rows = [
