@@ -30,14 +30,14 @@ from .common import (
 )
 
 DESCRIPTION = """\
-List, for every loop of IN marked tt.warp_specialize, up to K plans that Triton 3.6.0 lowers,
-best first under ws_solver's cost model: rank 0 is the modeled optimum (what `partition
---strategy optimal` starts from), rank 1 the best plan that places some op differently, and
-so on. Plans are told apart by which partitions run each op that cannot be duplicated
-(partition ids up to relabelling); each comes with the model's best warps, registers and
-channel depths for it. Each round is an exact CP-SAT solve with the plans already listed cut
-out, so a plan marked OPTIMAL is proven the best one not listed before it; the list is the
-same for the same seed.
+List, for every loop of IN marked tt.warp_specialize, up to K plans that Triton lowers (by
+the lowering rules of --triton-version), best first under ws_solver's cost model: rank 0 is
+the modeled optimum (what `partition --strategy optimal` starts from), rank 1 the best plan
+that places some op differently, and so on. Plans are told apart by which partitions run
+each op that cannot be duplicated (partition ids up to relabelling); each comes with the
+model's best warps, registers and channel depths for it. Each round is an exact CP-SAT solve
+with the plans already listed cut out, so a plan marked OPTIMAL is proven the best one not
+listed before it; the list is the same for the same seed.
 
 The drop-in compiles rank K as strategy "explore:K" (ws_solver.triton.enable("explore:2")),
 and benchmarks/sweep_plans.py compiles, verifies and times every rank on a GPU, crossed with
