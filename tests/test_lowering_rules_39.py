@@ -116,6 +116,29 @@ def test_r7_loses_its_partition_0_escape_on_39() -> None:
     assert "R7" in broken(graph, plan, V39)
 
 
+def test_r10_is_enforced_on_39() -> None:
+    """Pair 13 B (gemm_grouped's zero-init tmem_store moved away from the buffer's tmem_load)
+    breaks R10 on 3.9, where no single move breaking it lowered (2026-12-02-lowering-moves39);
+    3.6 lowered a third of them and does not enforce it. The solver for 3.9 cannot split the
+    buffer's load and store; for 3.6 it can."""
+    from ortools.sat.python import cp_model
+
+    graph, given, moved = pair_plans(pair_index("R10"))
+    assert not broken(graph, given, V39)
+    assert "R10" in broken(graph, moved, V39)
+    assert "R10" not in broken(graph, moved, V36)
+    (buffer,) = lowering_rules(graph, target_for("sm_100", V39)).tmem_accesses
+    assert not lowering_rules(graph, target_for("sm_100", V36)).tmem_accesses
+    store, load = buffer.accesses  # the zero-init tmem_store, the tmem_load
+    for version, status in ((V36, cp_model.OPTIMAL), (V39, cp_model.INFEASIBLE)):
+        enc = encode(graph, target_for("sm_100", version))
+        model = enc.model.clone()
+        model.add(enc.member[store, 0] + enc.member[load, 0] == 1)  # one of them in 0
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        assert solver.solve(model) == status, version
+
+
 def test_r13_reduce_outside_partition_0_on_39_sm100() -> None:
     """attention d128 (sm_100): the heuristic's plan with one row reduction moved to another
     partition fails PartitionScheduling on 3.9 (four probes); 3.6 lowered it."""

@@ -383,7 +383,8 @@ def _body_after_mma(enc: Encoding, t) -> None:
 
 def _tmem_owners(enc: Encoding) -> None:
     """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0; on 3.9,
-    once specialized, its MMA and its tmem_loads share no partition."""
+    once specialized, its MMA and its tmem_loads share no partition. R10 (3.9): a buffer's
+    loads and stores share their partitions, and with its MMAs use at most two."""
     rules, member = enc.table.lowering, enc.member
     for owners in rules.tmem_owners:
         for p in range(1, enc.partitions):
@@ -392,6 +393,17 @@ def _tmem_owners(enc: Encoding) -> None:
         for p in range(enc.partitions):
             lits = [~member[mma, p], ~member[load, p]]
             enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
+    for i, t in enumerate(rules.tmem_accesses):  # R10
+        first = t.accesses[0]
+        for a in t.accesses[1:]:
+            for p in range(enc.partitions):
+                enc.add("lowering", enc.model.add(member[a, p] == member[first, p]))
+        users = (*t.accesses, *t.mmas)
+        span = [
+            enc.any_of("lowering", [member[n, p] for n in users], f"tmem_user[{i},{p}]")
+            for p in range(enc.partitions)
+        ]
+        enc.add("lowering", enc.model.add(sum(span) <= 2))
 
 
 def only_in(enc: Encoding, n: int, p: int):

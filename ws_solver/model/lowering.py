@@ -21,6 +21,8 @@ what differs on 3.9.0 is a flag of `target.triton` (model/lowering_facts.py), ma
 - R7 (sm_100): a TMEM buffer read in the loop is not owned by one non-default partition;
   on 3.9, widened, its MMA and its `tmem_load`s run in different partitions (partition 0
   holding the MMA is not the default region, and a third accessor elsewhere does not help).
+- R10 (sm_100, 3.9): a TMEM buffer's `tmem_load`s and `tmem_store`s run in one partition,
+  and with its MMAs in at most two.
 - The inserted default partition (sm_100, 3.9): partition 0 holds no MMA and no TMA load,
   else Triton inserts a default partition the plan does not have and drops its registers.
 - R13 (sm_100, 3.9): every `tt.reduce` runs in partition 0 only.
@@ -45,6 +47,7 @@ from .kinds import (
     POINTER_LOAD,
     SCF_IF,
     TMEM_LOAD,
+    TMEM_STORE,
     NodeKind,
     NodeRole,
     is_tma_load,
@@ -98,6 +101,15 @@ class TmemIf:
 
 
 @dataclass(frozen=True)
+class TmemAccesses:
+    """R10: one TMEM buffer's tmem_loads and tmem_stores (`accesses`, one partition) and its
+    MMAs; together they span at most two partitions."""
+
+    accesses: tuple[int, ...]
+    mmas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class LoweringRules:
     """The rules for one loop on one target, as node ids (empty: nothing to respect)."""
 
@@ -110,6 +122,7 @@ class LoweringRules:
     mma_before_if: bool = False  # R4 as on 3.9: the if's body after the MMA's partition
     tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
     tmem_apart: tuple[tuple[int, int], ...] = ()  # R7 widened (3.9): (MMA, tmem_load) apart
+    tmem_accesses: tuple[TmemAccesses, ...] = ()  # R10 (3.9): per TMEM buffer
     not_default: frozenset[int] = frozenset()  # MMAs and TMA loads: not in partition 0 (3.9)
     reduces: frozenset[int] = frozenset()  # R13: nodes that run in partition 0 only (3.9)
     triton: str = "3.6"  # the release the rules are of, as messages name it
@@ -154,6 +167,7 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
         mma_before_if=facts.mma_before_tmem_if,
         tmem_owners=tmem_owners(graph) if tmem else (),
         tmem_apart=tmem_apart(graph) if inserts else (),
+        tmem_accesses=tmem_accesses(graph) if tmem and facts.tmem_accesses_together else (),
         not_default=issuers(graph) if inserts else frozenset(),
         reduces=reduces(graph) if tmem and facts.reduce_in_default else frozenset(),
         triton=facts.short,
@@ -414,6 +428,20 @@ def tmem_apart(graph: LoopGraph) -> list[tuple[int, int]]:
     return _unique(found)
 
 
+def tmem_accesses(graph: LoopGraph) -> list[TmemAccesses]:
+    """R10: each TMEM buffer with loads or stores in the loop. PartitionScheduling asserts that
+    a buffer's load and store partitions are the same, NVWSInsertTmemAref that at most two
+    partitions use it."""
+    nodes = graph.nodes
+    found = []
+    for ops in tmem_buffers(graph).values():
+        accesses = tuple(n for n in ops if nodes[n].op_name in (TMEM_LOAD, TMEM_STORE))
+        mmas = tuple(n for n in ops if nodes[n].kind == NodeKind.MMA)
+        if accesses:
+            found.append(TmemAccesses(accesses, mmas))
+    return _unique(found)
+
+
 # -- R11 ---------------------------------------------------------------------------------------
 def pointer_edges(graph: LoopGraph) -> list[Together]:
     """R11: tensors of pointers (`tt.addptr` results, the pointer operand of loads, stores,
@@ -503,7 +531,7 @@ def _partition_0_violations(rules: LoweringRules, parts, label, rule: str) -> li
 
 
 def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]:
-    """R4 and R7."""
+    """R4, R7 and R10."""
     out = []
     for t in rules.tmem_ifs:
         if parts[t.mma] == parts[t.access]:
@@ -537,5 +565,18 @@ def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]
             out.append(
                 f"{label(load)} reads the tensor memory of {label(mma)} in its partition "
                 f"{min(both)}: {rule} R7 (widened: the MMA and the tmem_load run apart)"
+            )
+    for t in rules.tmem_accesses:
+        first = t.accesses[0]
+        if any(parts[a] != parts[first] for a in t.accesses):
+            out.append(
+                f"the tensor memory of {label(first)} is loaded or stored in more than one "
+                f"partition: {rule} R10"
+            )
+        span = set().union(*(parts[n] for n in (*t.accesses, *t.mmas)))
+        if len(span) > 2:
+            out.append(
+                f"the tensor memory of {label(first)} is used in {len(span)} partitions, "
+                f"more than 2: {rule} R10"
             )
     return out

@@ -38,6 +38,10 @@ class LoweringFacts:
     inserts_default_partition: bool
     # R13 (sm_100): a tt.reduce outside the default region fails PartitionScheduling (3.9).
     reduce_in_default: bool
+    # R10 (sm_100): one TMEM buffer's tmem_loads and tmem_stores run in one partition, and
+    # with its MMAs span at most two. Strict on 3.9 (0 of 178 single moves breaking it
+    # lowered); on 3.6 32 of 108 lowered, and it is not enforced there.
+    tmem_accesses_together: bool
     # sm_90, speed rather than legality: an unspecialized loop whose wgmma results are read
     # only in later iterations (a GEMM's accumulator chain) already runs at cuBLAS speed
     # (3.9: 0.99-1.00x; 3.6: 0.84-0.88x), so the shared wgmma stall (`cost.wgmma_stalls`)
@@ -59,6 +63,7 @@ LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
             mma_before_tmem_if=False,
             inserts_default_partition=False,
             reduce_in_default=False,
+            tmem_accesses_together=False,
             pipelines_wgmma_chains=False,
         ),
         "3.9.0": LoweringFacts(
@@ -68,6 +73,7 @@ LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
             mma_before_tmem_if=True,
             inserts_default_partition=True,
             reduce_in_default=True,
+            tmem_accesses_together=True,
             pipelines_wgmma_chains=True,
         ),
     }
