@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -321,7 +321,14 @@ def timed_once(rows: list[dict]) -> tuple[list[dict], dict[int, dict]]:
     return [r for r in rows if id(r) not in shared], shared
 
 
-def verify_then_time(rows, cache_root, save, kernels, rounds, sustain) -> None:
+def verify_then_time(
+    rows: list[dict],
+    cache_root: Path,
+    save: Callable[[], None],
+    kernels: list[str],
+    rounds: int,
+    sustain: Sustain | None,
+) -> None:
     """Verify `rows` and time those of `kernels`. Triton's built-in path goes last, since it
     can hang (a deadlocked kernel ends the process; what came before is saved); then each
     config is timed again with stock's variants in the same rounds (`timed_with_stock`)."""

@@ -295,6 +295,7 @@ def respect_lowering(enc: Encoding) -> None:
     _exact_consumer(enc)
     _tmem_in_if(enc)
     _tmem_owners(enc)
+    _tmem_accesses(enc)
 
 
 def _default_only(enc: Encoding) -> None:
@@ -383,8 +384,7 @@ def _body_after_mma(enc: Encoding, t) -> None:
 
 def _tmem_owners(enc: Encoding) -> None:
     """R7: the accessors of a TMEM buffer read in the loop are not all in one p != 0; on 3.9,
-    once specialized, its MMA and its tmem_loads share no partition. R10 (3.9): a buffer's
-    loads and stores share their partitions, and with its MMAs use at most two."""
+    once specialized, its MMA and its tmem_loads share no partition."""
     rules, member = enc.table.lowering, enc.member
     for owners in rules.tmem_owners:
         for p in range(1, enc.partitions):
@@ -393,7 +393,13 @@ def _tmem_owners(enc: Encoding) -> None:
         for p in range(enc.partitions):
             lits = [~member[mma, p], ~member[load, p]]
             enc.add("lowering", enc.model.add_bool_or(lits), enc.multi)
-    for i, t in enumerate(rules.tmem_accesses):  # R10
+
+
+def _tmem_accesses(enc: Encoding) -> None:
+    """R10 (3.9): a TMEM buffer's loads and stores share their partitions, and with its MMAs
+    use at most two."""
+    member = enc.member
+    for i, t in enumerate(enc.table.lowering.tmem_accesses):
         first = t.accesses[0]
         for a in t.accesses[1:]:
             for p in range(enc.partitions):

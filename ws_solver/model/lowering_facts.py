@@ -1,6 +1,7 @@
 """What each supported Triton release's warp-specialization lowering accepts: one row per
 version, each difference a named flag that `lowering.py` reads (one home for the model; the
-drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here).
+drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here). One
+flag is about speed, not legality: `pipelines_wgmma_chains`, read by the cost table.
 
 The rules themselves, their evidence and the probes behind each flag are in
 docs/triton-lowering-rules.md ("Triton 3.9.0"). A version not in the table is refused with
