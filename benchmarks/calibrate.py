@@ -1,6 +1,7 @@
 """Calibrate the cost model on GPU measurements: rank correlation, decisions, fitted constants.
 
     python -m benchmarks.calibrate [RESULTS.json ...] [--json OUT] [--corpus DIR]
+                                   [--triton-version V] [--ptxas V]
 
 Reads results JSONs written by benchmarks/bench_kernels.py (default: every results JSON a
 run folder of benchmarks/results lists in its manifest that recorded the plans it measured,
@@ -118,16 +119,20 @@ class Run:
 
 
 # -- loading ---------------------------------------------------------------------------------
-def default_sources(results: Path = archive.RESULTS, triton: str = "3.6.0") -> list[Path]:
-    """The GPU results files of the archive's runs measured under Triton ``triton`` that
-    recorded at least one measured plan."""
+def default_sources(
+    results: Path = archive.RESULTS, triton: str = "3.6.0", ptxas: str | None = None
+) -> list[Path]:
+    """The GPU results files of the archive's runs measured under Triton ``triton`` (and,
+    when given, assembled by ptxas ``ptxas``) that recorded at least one measured plan."""
     found = []
     for folder in archive.runs(results):
         for path in archive.listed_files(folder):
             if path.suffix != ".json":
                 continue
             data = _load(path)
-            if run_triton(data) == triton and any(_planned_rows(data)):
+            if run_triton(data) != triton or not any(_planned_rows(data)):
+                continue
+            if ptxas is None or run_ptxas(data) == ptxas:
                 found.append(path)
     return found
 
@@ -136,6 +141,12 @@ def run_triton(data: dict | list) -> str:
     """The Triton release a bench run recorded (3.6.0 for runs from before it did)."""
     env = data.get("environment") if isinstance(data, dict) else None
     return release_of((env or {}).get("triton") or DEFAULT_TRITON)
+
+
+def run_ptxas(data: dict | list) -> str | None:
+    """The ptxas release a bench run recorded assembling with (None before runs recorded it)."""
+    env = data.get("environment") if isinstance(data, dict) else None
+    return ((env or {}).get("ptxas") or {}).get("version")
 
 
 def default_corpora(triton: str) -> tuple[Path, ...]:
@@ -500,8 +511,16 @@ def main(argv: list[str] | None = None) -> int:
         help="calibrate on the archive's runs measured under this Triton release (default "
         "3.6.0, the release CostParams were fitted for)",
     )
+    parser.add_argument(
+        "--ptxas",
+        metavar="V",
+        help="only the runs that recorded assembling with this ptxas release (e.g. 13.4, what "
+        "Triton 3.9 uses for sm_90); runs from before the bench recorded it are left out",
+    )
     args = parser.parse_args(argv)
-    paths = args.results or default_sources(triton=args.triton_version)
+    paths = args.results or default_sources(triton=args.triton_version, ptxas=args.ptxas)
+    if args.results and args.ptxas:
+        paths = [p for p in paths if run_ptxas(_load(p)) == args.ptxas]
     if not paths:
         print("no results file with recorded plans", file=sys.stderr)
         return 1

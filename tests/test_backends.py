@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -50,6 +51,18 @@ def test_a_failing_task_is_retried_a_bounded_number_of_times() -> None:
     assert failed.error == "OSError: injected fault in 3"
     assert [r.value for r in results if r.ok] == [0, 1, 4, 16]  # the others are kept
     assert stats["retries"] == 3 and stats["failed"] == 1
+
+
+def test_an_interrupted_map_stops_its_workers_without_waiting() -> None:
+    """Ctrl-C while a task runs: the pool's workers are terminated, not waited for."""
+
+    def interrupt(result) -> None:
+        raise KeyboardInterrupt
+
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt), open_backend("local", 2) as backend:
+        backend.map(time.sleep, [0, 60], progress=interrupt)
+    assert time.perf_counter() - start < 30  # the 60-second task was not waited for
 
 
 def test_unknown_backend() -> None:

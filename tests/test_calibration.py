@@ -39,6 +39,17 @@ def test_default_sources_are_one_triton_releases_runs() -> None:
     assert calibrate.default_corpora("3.9.0")[0].name == "ttgir-3.9"
 
 
+def test_ptxas_picks_the_runs_that_recorded_it() -> None:
+    """Runs 1-5 on 3.9 assembled with the slim wheel's ptxas 12.9 and did not record it."""
+    own = calibrate.default_sources(triton="3.9.0", ptxas="13.4")
+    run9 = calibrate.archive.RESULTS / "2026-12-02-triton39-h200-run9" / "results.json"
+    run5 = calibrate.archive.RESULTS / "2026-12-01-triton39-h200-run5" / "results.json"
+    assert run9 in own and run5 not in own
+    assert set(own) < set(calibrate.default_sources(triton="3.9.0"))
+    assert calibrate.run_ptxas({"environment": {"ptxas": {"version": "13.4"}}}) == "13.4"
+    assert calibrate.run_ptxas({"environment": {}}) is None
+
+
 @pytest.mark.parametrize("version", ["3.6.0", "3.9.0"])
 def test_the_archive_calibrates_for_each_release(version, capsys) -> None:
     assert calibrate.main(["--triton-version", version]) == 0

@@ -47,8 +47,10 @@ def open_backend(
         raise BackendError(f"unknown backend {name!r}; choose from local, ray")
     try:
         yield backend
-    finally:
-        backend.close()
+    except BaseException:
+        backend.abort()  # what finished is already kept (the plan cache writes atomically)
+        raise
+    backend.close()
 
 
 __all__ = [

@@ -119,6 +119,10 @@ class Backend:
     def close(self) -> None:
         """Release workers (and a cluster this backend started)."""
 
+    def abort(self) -> None:
+        """Release at once, waiting for no task (an interrupted or failed run)."""
+        self.close()
+
     # -- the shared driver -------------------------------------------------------------------
     def map(
         self,

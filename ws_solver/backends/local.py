@@ -76,3 +76,13 @@ class LocalBackend(Backend):
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
+
+    def abort(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        # Waiting on the pool while an interrupt unwinds can hang (seen under load); the
+        # executor offers no public kill, so its worker processes are terminated directly.
+        for process in list((pool._processes or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
