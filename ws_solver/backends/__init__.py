@@ -29,7 +29,8 @@ def open_backend(
     address: str | None = None,
     ship: Iterable[Any] = (),
 ) -> Iterator[Backend]:
-    """The backend called `name` ("local" or "ray"), closed on the way out.
+    """The backend called `name` ("local" or "ray"), closed on the way out (aborted, its
+    workers stopped without waiting, when the body raises or is interrupted).
 
     local: `jobs` processes (1: in this process). ray: the cluster at `address` (or
     $RAY_ADDRESS), else a private local one with `jobs` CPUs (default: all of them); at most
