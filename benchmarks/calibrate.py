@@ -522,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.results and args.ptxas:
         paths = [p for p in paths if run_ptxas(_load(p)) == args.ptxas]
     if not paths:
-        print("no results file with recorded plans", file=sys.stderr)
+        made_by = f" assembled by ptxas {args.ptxas}" if args.ptxas else ""
+        print(f"no results file with recorded plans{made_by}", file=sys.stderr)
         return 1
     report = build_report(paths, tuple(args.corpus or default_corpora(args.triton_version)))
     print(format_report(report))

@@ -50,6 +50,11 @@ def test_ptxas_picks_the_runs_that_recorded_it() -> None:
     assert calibrate.run_ptxas({"environment": {}}) is None
 
 
+def test_no_run_of_that_ptxas(capsys) -> None:
+    assert calibrate.main(["--triton-version", "3.9.0", "--ptxas", "9.9"]) == 1
+    assert capsys.readouterr().err == "no results file with recorded plans assembled by ptxas 9.9\n"
+
+
 @pytest.mark.parametrize("version", ["3.6.0", "3.9.0"])
 def test_the_archive_calibrates_for_each_release(version, capsys) -> None:
     assert calibrate.main(["--triton-version", version]) == 0
