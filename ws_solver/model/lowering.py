@@ -553,7 +553,7 @@ def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]
                 f"partition 1 and the if's body in partition 0: {rule} R4"
             )
     for owners in rules.tmem_owners:
-        where = set().union(*(parts[a] for a in owners))
+        where = _partitions_of(parts, owners)
         if len(where) == 1 and where != {0}:
             out.append(
                 f"tensor memory of {label(owners[0])} is read in the loop and used only in "
@@ -573,10 +573,15 @@ def _tmem_violations(rules: LoweringRules, parts, label, rule: str) -> list[str]
                 f"the tensor memory of {label(first)} is loaded or stored in more than one "
                 f"partition: {rule} R10"
             )
-        span = set().union(*(parts[n] for n in (*t.accesses, *t.mmas)))
+        span = _partitions_of(parts, (*t.accesses, *t.mmas))
         if len(span) > 2:
             out.append(
                 f"the tensor memory of {label(first)} is used in {len(span)} partitions, "
                 f"more than 2: {rule} R10"
             )
     return out
+
+
+def _partitions_of(parts, nodes) -> set[int]:
+    """Every partition that runs one of `nodes`."""
+    return set().union(*(parts[n] for n in nodes))
