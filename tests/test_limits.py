@@ -27,7 +27,11 @@ from ws_solver.model.unspecialized import single_partition_plan
 from ws_solver.pipeline import SolveOptions, plan_loop
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
+TTGIR_39 = TTGIR.parent / "ttgir-3.9"
 FILES = sorted(p.name for p in TTGIR.glob("*.ttgir"))
+FILES_BY_RELEASE = [("3.6.0", n) for n in FILES] + [
+    ("3.9.0", p.name) for p in sorted(TTGIR_39.glob("*.ttgir"))
+]
 GEMM = "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
 ATTENTION = "attention_fwd.d64_m128n64_w4_s3.sm100.ttgir"
 PAST = Deadline(0.0)  # long gone
@@ -35,21 +39,22 @@ solve_module = importlib.import_module("ws_solver.encode.solve")
 
 
 @cache
-def graphs(name: str) -> tuple[LoopGraph, ...]:
-    return tuple(build_graphs(ir.parse((TTGIR / name).read_text())))
+def graphs(name: str, triton: str = "3.6.0") -> tuple[LoopGraph, ...]:
+    folder = TTGIR_39 if triton == "3.9.0" else TTGIR
+    return tuple(build_graphs(ir.parse((folder / name).read_text())))
 
 
 def _no_model(*args, **kwargs):
     raise AssertionError("the floors should have answered before any model was built")
 
 
-@pytest.mark.parametrize("name", FILES)
-def test_floors_hold_for_every_corpus_plan(name: str) -> None:
+@pytest.mark.parametrize(("triton", "name"), FILES_BY_RELEASE)
+def test_floors_hold_for_every_corpus_plan(triton: str, name: str) -> None:
     """The memory floor is what the unspecialized plan uses; every specialized plan the
     heuristic builds (forced, so that declined ones count too) is above the register floor;
     where the floor is above the file, the exact model has no specialized plan either."""
-    for graph in graphs(name):
-        target = target_for(graph.target)
+    for graph in graphs(name, triton):
+        target = target_for(graph.target, triton)
         table = cost_table(graph, target)
         single = single_partition_plan(graph, target)
         assert memory_floor(table) == shared_and_tensor_memory(single, table)
