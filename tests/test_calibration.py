@@ -12,7 +12,7 @@ from benchmarks import calibrate
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost_params import PARAMS
 from ws_solver.model.cost_table import cost_table
-from ws_solver.model.resources import registers_needed
+from ws_solver.model.resources import unspecialized_registers
 
 DATA = Path(__file__).resolve().parent / "data"
 FORCED = DATA / "gpu-2026-11-29-forced.json"
@@ -83,9 +83,7 @@ def test_registers_cover_ptxas_on_unspecialized_kernels_that_did_not_spill() -> 
         if run.specialized or run.spilled:
             continue
         for graph in run.graphs:
-            need = registers_needed(
-                cost_table(graph, run.target), range(len(graph.nodes)), graph.num_warps
-            )
+            need = unspecialized_registers(cost_table(graph, run.target))
             # Loops with pointer tensors or nested loops are overestimated; none is under.
             assert need >= run.n_regs, (run.kernel, run.config, need, run.n_regs)
             checked += 1

@@ -14,7 +14,12 @@ from ortools.sat.python.cp_model import LinearExpr
 
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
-from ..model.resources import lowered_warps, padded_warps, pipeline_copies
+from ..model.resources import (
+    capped_register_scale,
+    lowered_warps,
+    padded_warps,
+    pipeline_copies,
+)
 from .objective import ii_lower_bound
 from .variables import Encoding
 
@@ -431,7 +436,7 @@ def limit_register_need(enc: Encoding) -> None:
     (`registers_needed`)."""
     model, t, table = enc.model, enc.target, enc.table
     base, step = table.params.base_registers, t.setmaxnreg_step
-    scale = table.params.register_scale_percent
+    scale = capped_register_scale(table)
     threads = 100 * 4 * t.threads_per_warp  # bytes * scale / (100 * 4 B * threads * warps)
     biggest = max((c.transient_bytes for c in table.nodes), default=0)
     for p in range(enc.partitions):

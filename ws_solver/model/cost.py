@@ -27,8 +27,14 @@ from math import ceil
 from .cost_params import PARAMS, CostParams
 from .cost_table import UNITS, CostTable, cost_table
 from .graph import LoopGraph
-from .plan import Plan
-from .resources import lowered_warps, padded_warps, registers_needed, shared_and_tensor_memory
+from .plan import Partition, Plan
+from .resources import (
+    lowered_warps,
+    padded_warps,
+    registers_needed,
+    shared_and_tensor_memory,
+    unspecialized_registers,
+)
 from .target import Target
 
 
@@ -162,15 +168,14 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
     ii = peak + stall
     if stall:
         bound_by += f" + {stall} stall"
+
+    def need(p: Partition) -> int:
+        if not plan.specialized:  # no setmaxnreg: ptxas takes what it likes
+            return unspecialized_registers(table)
+        return registers_needed(table, plan.nodes_in(p.id), p.warps)
+
     pcosts = tuple(
-        PartitionCost(
-            p.id,
-            busy[p.id],
-            registers_needed(table, plan.nodes_in(p.id), p.warps),
-            p.warps,
-            p.registers,
-        )
-        for p in plan.partitions
+        PartitionCost(p.id, busy[p.id], need(p), p.warps, p.registers) for p in plan.partitions
     )
     smem, tmem = shared_and_tensor_memory(plan, table)
     # One partition has no setmaxnreg (the compiler allocates): its registers are no choice.

@@ -5,8 +5,9 @@
   add to that. When these alone overflow shared or tensor memory, no plan fits, specialized
   or not (the unspecialized plan uses exactly them).
 - Registers: a specialized plan gives each partition base registers per thread plus its
-  tensors (`registers_needed`), and its partitions hold every live tensor and the largest
-  transient one; partition 0 has the kernel's warps and another at least a warp group.
+  tensors (`registers_needed`, at the release's capped percent), and its partitions hold
+  every live tensor and the largest transient one; partition 0 has the kernel's warps and
+  another at least a warp group.
   When that floor is above the register file, the loop cannot be specialized (one
   partition has no `setmaxnreg` and is always possible).
 """
@@ -18,7 +19,7 @@ from math import ceil
 
 from .cost_table import CostTable, cost_table
 from .graph import LoopGraph
-from .resources import padded_warps, pipeline_copies
+from .resources import capped_register_scale, padded_warps, pipeline_copies
 from .target import Target
 
 
@@ -65,7 +66,7 @@ def register_floor(table: CostTable) -> int:
     transient = max((c.transient_bytes for c in table.nodes), default=0)
     # A partition's threads hold its tensors' bytes (scaled) between them: whatever the
     # split, the file holds all of them once, 4 bytes a register.
-    tensors = ceil((live + transient) * params.register_scale_percent / (100 * 4))
+    tensors = ceil((live + transient) * capped_register_scale(table) / (100 * 4))
     return t.threads_per_warp * warps * params.base_registers + tensors
 
 

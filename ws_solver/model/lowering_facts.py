@@ -1,7 +1,9 @@
 """What each supported Triton release's warp-specialization lowering accepts: one row per
 version, each difference a named flag that `lowering.py` reads (one home for the model; the
-drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here). One
-flag is about speed, not legality: `pipelines_wgmma_chains`, read by the cost table.
+drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here). Two
+entries are about speed and registers, not legality: `pipelines_wgmma_chains`, read by the
+cost table, and `capped_register_scale_percent`, a fact of the ptxas each release ships,
+read by `resources.registers_needed`.
 
 The rules themselves, their evidence and the probes behind each flag are in
 docs/triton-lowering-rules.md ("Triton 3.9.0"). A version not in the table is refused with
@@ -48,6 +50,18 @@ class LoweringFacts:
     # (3.9: 0.99-1.00x; 3.6: 0.84-0.88x), so the shared wgmma stall (`cost.wgmma_stalls`)
     # is paid only where a wgmma's result is read in the iteration that issues it.
     pipelines_wgmma_chains: bool
+    # Registers, not legality: on sm_90 (wgmma accumulators in registers), the percent at
+    # which a partition's tensor bytes count when it runs under a setmaxnreg cap
+    # (CostParams.register_scale_percent is the unspecialized kernel's, where ptxas may take
+    # up to 255 and does). Compile-time probe (benchmarks/results/2026-12-02-register-caps):
+    # 3.9's ptxas 13.4 fits attention's and the GEMMs' consumers in 94-112% of their tensor
+    # bytes; 108 is the least that covers the widest (`ahead` attention at 240). Not a bound
+    # for every loop: attention_bwd's consumer spills 8 B at 240 (it holds several
+    # transients at once), and that split still ran 1.08x faster than unspecialized
+    # (2026-12-02-capped-scale). 3.6's ptxas 12.8 spills the `ahead` consumer at 240, so 3.6
+    # keeps the unspecialized percent (None); so does sm_100, whose softmax partitions
+    # spilled more at the lower requests.
+    capped_register_scale_percent: int | None
 
     @property
     def short(self) -> str:
@@ -66,6 +80,7 @@ LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
             reduce_in_default=False,
             tmem_accesses_together=False,
             pipelines_wgmma_chains=False,
+            capped_register_scale_percent=None,
         ),
         "3.9.0": LoweringFacts(
             version="3.9.0",
@@ -76,6 +91,7 @@ LOWERING: Mapping[str, LoweringFacts] = MappingProxyType(
             reduce_in_default=True,
             tmem_accesses_together=True,
             pipelines_wgmma_chains=True,
+            capped_register_scale_percent=108,
         ),
     }
 )

@@ -43,12 +43,34 @@ def register_bytes(table: CostTable, members: Iterable[int]) -> int:
 
 
 def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
-    """setmaxnreg a partition needs at `warps` warps: base + its register bytes, scaled, per
-    thread of its lowered warps, rounded up to a legal value; may exceed the maximum (then
-    the plan is infeasible)."""
+    """setmaxnreg a partition needs at `warps` warps under its cap: base + its register bytes,
+    scaled (the release's capped percent), per thread of its lowered warps, rounded up to a
+    legal value; may exceed the maximum (then the plan is infeasible)."""
+    return _registers(table, members, warps, capped_register_scale(table))
+
+
+def unspecialized_registers(table: CostTable) -> int:
+    """Registers per thread the loop's unspecialized kernel takes, as `registers_needed` but
+    at the uncapped percent: no setmaxnreg, so ptxas may use up to its maximum."""
+    graph = table.graph
+    return _registers(
+        table, range(len(graph.nodes)), graph.num_warps, table.params.register_scale_percent
+    )
+
+
+def capped_register_scale(table: CostTable) -> int:
+    """Percent at which tensor bytes count in a partition under setmaxnreg: the release's
+    measured one where it was measured (sm_90), else the unspecialized one."""
+    capped = table.target.triton.capped_register_scale_percent
+    if capped is None or not table.target.mma_accumulator_in_registers:
+        return table.params.register_scale_percent
+    return capped
+
+
+def _registers(table: CostTable, members: Iterable[int], warps: int, scale_percent: int) -> int:
     t, params = table.target, table.params
     threads = t.threads_per_warp * lowered_warps(table.graph, warps)
-    scaled = register_bytes(table, members) * params.register_scale_percent
+    scaled = register_bytes(table, members) * scale_percent
     need = params.base_registers + ceil(scaled / (100 * 4 * threads))
     return max(t.setmaxnreg_min, ceil(need / t.setmaxnreg_step) * t.setmaxnreg_step)
 
@@ -58,7 +80,7 @@ def single_partition_ctas(table: CostTable) -> int:
     the setmaxnreg maximum and spills), shared memory (the pipeliner gives each in-loop
     buffer one copy per stage) and warps allow."""
     t, graph = table.target, table.graph
-    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
+    need = unspecialized_registers(table)
     regs = min(need, t.setmaxnreg_max) * t.threads_per_warp * graph.num_warps
     smem = table.hoisted_smem + sum(
         b * pipeline_copies(graph, n) for n, b in table.loop_smem.items()

@@ -9,7 +9,7 @@ from .cost import evaluate
 from .cost_table import cost_table
 from .graph import LoopGraph
 from .plan import Partition, Plan, complete_assignment
-from .resources import registers_needed
+from .resources import unspecialized_registers
 from .target import Target
 
 
@@ -33,9 +33,7 @@ def single_partition_registers(graph: LoopGraph, target: Target) -> int:
     """The registers an unspecialized plan reports: what the whole loop needs at the
     kernel's warps, capped at the setmaxnreg maximum (informative only: no setmaxnreg is
     emitted, and the tie-break leaves them out)."""
-    table = cost_table(graph, target)
-    need = registers_needed(table, range(len(graph.nodes)), graph.num_warps)
-    return min(need, target.setmaxnreg_max)
+    return min(unspecialized_registers(cost_table(graph, target)), target.setmaxnreg_max)
 
 
 def kernel_register_conflict(
@@ -59,7 +57,7 @@ def kernel_register_conflict(
     for graph, plan in graphs_and_plans:
         if plan.specialized:
             continue
-        need = registers_needed(cost_table(graph, tgt), range(len(graph.nodes)), graph.num_warps)
+        need = unspecialized_registers(cost_table(graph, tgt))
         if need > cap:
             return (
                 f"not specialized: specializing would make the kernel {widest} warps, and "
