@@ -1,10 +1,12 @@
 """The cost model's constants: what is not a hardware rate (those live in `Target.rates`).
 
-The calibrated numbers are here and only here: `register_scale_percent` and the three stall
-terms are fitted by `benchmarks/calibrate.py` on H200 measurements (it prints a
-`CostParams(...)` to paste); the rest are modeling estimates. `cost_table` turns them, with a
-LoopGraph and a Target, into the per-node and per-channel coefficients `evaluate` and the
-CP-SAT model share.
+The calibrated numbers are here: `register_scale_percent` and the three stall terms are
+fitted by `benchmarks/calibrate.py` on H200 measurements (it prints a `CostParams(...)` to
+paste); the rest are modeling estimates. The one number that depends on the Triton release
+(its ptxas), the register percent of a partition under a setmaxnreg cap, is in that
+release's row of lowering_facts.py (`capped_register_scale_percent`). `cost_table` turns
+them, with a LoopGraph and a Target, into the per-node and per-channel coefficients
+`evaluate` and the CP-SAT model share.
 """
 
 from __future__ import annotations

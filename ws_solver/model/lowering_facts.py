@@ -57,8 +57,8 @@ class LoweringFacts:
     # 3.9's ptxas 13.4 fits attention's and the GEMMs' consumers in 94-112% of their tensor
     # bytes; 108 is the least that covers the widest (`ahead` attention at 240). Not a bound
     # for every loop: attention_bwd's consumer spills 8 B at 240 (it holds several
-    # transients at once), and that split still ran 1.08x faster than unspecialized
-    # (2026-12-02-capped-scale). 3.6's ptxas 12.8 spills the `ahead` consumer at 240, so 3.6
+    # transients at once), and that split still ran 1.076x faster than unspecialized
+    # (2026-12-02-capped-scale-h200). 3.6's ptxas 12.8 spills the `ahead` consumer at 240, so 3.6
     # keeps the unspecialized percent (None); so does sm_100, whose softmax partitions
     # spilled more at the lower requests.
     capped_register_scale_percent: int | None
