@@ -108,6 +108,16 @@ def test_max_regs_per_thread_for(warps, regs):
     assert regs in SM90.setmaxnreg_values()
 
 
+@pytest.mark.parametrize(
+    ("warps", "budget"), [(8, 65_536), (12, 64_512), (16, 65_536), (20, 61_440), (24, 61_440)]
+)
+def test_register_budget_is_the_even_share_rounded_down(warps, budget):
+    """AllocateWarpGroups shares out maxnreg x threads, maxnreg being 64K / threads rounded
+    down to 8: 20 warps give 96 registers a thread, 61,440 in all, not the whole file."""
+    assert SM90.register_budget(warps) == budget == SM100.register_budget(warps)
+    assert budget <= SM90.registers_per_sm
+
+
 @pytest.mark.parametrize("warps", [0, 33, -4])
 def test_max_regs_per_thread_for_rejects_bad_warp_counts(warps):
     with pytest.raises(ValueError):

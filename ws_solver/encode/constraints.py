@@ -272,11 +272,15 @@ def limit_partitions(enc: Encoding) -> None:
     enc.add("partition_count", enc.model.add(sum(enc.used) <= enc.target.max_partitions))
 
 
+def padded_total(enc: Encoding) -> LinearExpr:
+    """The plan's warps, each partition padded to whole warp groups."""
+    t = enc.target
+    return LinearExpr.sum([padded_warps(t, k) * w for (_, k), w in enc.warps.items()])
+
+
 def limit_warps(enc: Encoding) -> None:
     """warp_budget: warps padded to whole warp groups fit the CTA."""
-    t = enc.target
-    padded = LinearExpr.sum([padded_warps(t, k) * w for (_, k), w in enc.warps.items()])
-    enc.add("warp_budget", enc.model.add(padded <= t.max_warps_per_cta))
+    enc.add("warp_budget", enc.model.add(padded_total(enc) <= enc.target.max_warps_per_cta))
 
 
 def require_min_warps(enc: Encoding) -> None:
@@ -457,7 +461,8 @@ def limit_register_need(enc: Encoding) -> None:
 
 def limit_register_file(enc: Encoding) -> None:
     """register_file: once specialized, 32 x padded warps x setmaxnreg summed over the
-    partitions fits the register file."""
+    partitions fits what Triton shares out at the plan's padded warps
+    (`Target.register_budget`)."""
     model, t, table = enc.model, enc.target, enc.table
     biggest_group = max(padded_warps(t, k) for k in table.warp_options)
     bound = t.threads_per_warp * biggest_group * t.setmaxnreg_max
@@ -471,6 +476,17 @@ def limit_register_file(enc: Encoding) -> None:
         enc.add("register_file", model.add(regs == 0), ~enc.used[p])
         total.append(regs)
     enc.add("register_file", model.add(sum(total) <= t.registers_per_sm), enc.multi)
+    # The budget depends on the total warps: one bound per total the plan may have.
+    padded = padded_total(enc)
+    step = t.warps_per_group
+    for warps in range(step * -(-enc.graph.num_warps // step), t.max_warps_per_cta + 1, step):
+        budget = t.register_budget(warps)
+        if budget >= t.registers_per_sm:
+            continue
+        at = model.new_bool_var(f"total_warps=={warps}")
+        enc.add("register_file", model.add(padded == warps), at)
+        enc.add("register_file", model.add(padded != warps), ~at)
+        enc.add("register_file", model.add(sum(total) <= budget), enc.multi, at)
 
 
 def limit_barriers(enc: Encoding) -> None:

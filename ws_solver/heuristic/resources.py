@@ -87,9 +87,11 @@ def choose_registers(target: Target, table: CostTable, facts: Facts, assignment,
     for p in producers:
         regs[p] = max(target.setmaxnreg_min, need[p])
     compute = [p for p in range(n) if p not in regs]
-    budget = target.registers_per_sm - sum(
-        lanes * padded_warps(target, warps[p]) * regs[p] for p in producers
-    )
+    total_warps = sum(padded_warps(target, w) for w in warps)
+    if total_warps > target.max_warps_per_cta:
+        return None
+    file = target.register_budget(total_warps)
+    budget = file - sum(lanes * padded_warps(target, warps[p]) * regs[p] for p in producers)
     while compute:
         threads = sum(lanes * padded_warps(target, warps[p]) for p in compute)
         share = budget // threads if threads else 0
@@ -104,7 +106,7 @@ def choose_registers(target: Target, table: CostTable, facts: Facts, assignment,
             budget -= lanes * padded_warps(target, warps[p]) * need[p]
         compute = [p for p in compute if p not in over]
     used = sum(lanes * padded_warps(target, warps[p]) * regs[p] for p in range(n))
-    if used > target.registers_per_sm or any(r < target.setmaxnreg_min for r in regs.values()):
+    if used > file or any(r < target.setmaxnreg_min for r in regs.values()):
         return None
     return [regs[p] for p in range(n)]
 

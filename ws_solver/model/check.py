@@ -78,8 +78,12 @@ def check_plan(plan: Plan, graph: LoopGraph, target: Target) -> list[str]:
         target.threads_per_warp * padded_warps(target, p.warps) * p.registers
         for p in plan.partitions
     )
-    if regs > target.registers_per_sm and plan.specialized:
-        out.append(f"{regs} registers exceed the register file of {target.registers_per_sm}")
+    budget = target.register_budget(min(warps, target.max_warps_per_cta))
+    if regs > budget and plan.specialized:
+        out.append(
+            f"{regs} registers exceed the {budget} Triton shares out at {warps} warps "
+            f"(register file {target.registers_per_sm})"
+        )
     want = {(u, v, q) for u, v, _, q in required_channels(graph, plan.assignment, table)}
     have = [(c.producer, c.value, c.dst) for c in plan.channels]
     for u, v, q in sorted(want - set(have)):

@@ -238,7 +238,28 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     units = {k: v for k, v in units.items() if v}
     if latency is None:
         latency = busy.get(4, max(busy.values()))
+    min_warps = max(min_warps, kept_warps(target, graph.num_warps, max(live, transient)))
     return NodeCost(busy, units, latency, live, transient, min_warps)
+
+
+def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
+    """The fewest warps Triton's `optimize_partition_warps` can leave a partition region that
+    holds a register tensor of `tensor_bytes`: it starts every region at the kernel's warps
+    and halves one while twice the tensor's registers, shared by the halved warps, fit an even
+    share of the register file over all the kernel's warps. The share assumed here is the
+    largest possible (the default region and this one only), so this is a lower bound."""
+    if not tensor_bytes:
+        return 1
+    threads = target.threads_per_warp
+    doubled = 2 * ceil(tensor_bytes / 4)  # Triton: twice the largest tensor's 32-bit registers
+    warps = num_warps
+    while warps > 1:
+        half = warps // 2
+        share = target.registers_per_sm // threads // (num_warps + half)
+        if doubled // threads // half > share:
+            break
+        warps = half
+    return warps
 
 
 def _mma_key(operand_type: str) -> str:

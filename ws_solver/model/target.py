@@ -252,6 +252,15 @@ class Target:
             raise ValueError(f"{total_warps} warps leave fewer than {self.setmaxnreg_min} regs")
         return regs
 
+    def register_budget(self, total_warps: int) -> int:
+        """Registers Triton's warp-group allocation (`AllocateWarpGroups`) can share out in a
+        specialized kernel of ``total_warps`` warps: every thread's even share of the file,
+        rounded down to a setmaxnreg step, times the threads; not always the whole file
+        (20 warps: 96 x 640 = 61,440). The default region gets what the other regions'
+        setmaxnreg values leave of it; below 24, Triton emits no setmaxnreg at all."""
+        groups = -(-total_warps // self.warps_per_group)
+        return self.max_regs_per_thread_for(total_warps) * groups * self.threads_per_group
+
     def tmem_alloc_columns(self, columns: int) -> int:
         """Columns a tensor-memory allocation of ``columns`` really takes (power of two >= 32)."""
         if not self.has_tmem:
