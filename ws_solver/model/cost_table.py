@@ -173,7 +173,8 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
             live = node.out_bytes
         elif node.value_kind == "tensor":
             transient = node.out_bytes
-        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, 1)
+        kept = kept_warps(target, graph.num_warps, max(live, transient))
+        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, kept)
     if node.role == NodeRole.OP:
         transient = _register_result_bytes(graph, node_id)
 
@@ -238,6 +239,7 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     units = {k: v for k, v in units.items() if v}
     if latency is None:
         latency = busy.get(4, max(busy.values()))
+    # Triton sizes a region by its largest tensor, not by the plan (docs/dropin.md).
     min_warps = max(min_warps, kept_warps(target, graph.num_warps, max(live, transient)))
     return NodeCost(busy, units, latency, live, transient, min_warps)
 
