@@ -124,7 +124,6 @@ def test_blackwell_attention_forward(pattern: str) -> None:
     assert found
     for _, graph in found:
         plan = partition(graph, SM100, force=True)
-        assert len(plan.partitions) >= 4
         # Worth it without forcing too, now that the QK tmem_load's token travels alone
         # (a barrier, not 64 KiB of staged registers).
         unforced, reason = decide(graph, SM100)
@@ -136,8 +135,19 @@ def test_blackwell_attention_forward(pattern: str) -> None:
         softmax = home(plan, big)
         (store,) = ops_named(graph, "ttng.tmem_store")
         correction = home(plan, store)
-        assert len({load, mma, softmax, correction}) == 4
-        # The correction partition rescales the output accumulator in tensor memory.
+        if graph.num_warps == 8:
+            # d128: Triton keeps a region holding the 128x128 fp32 tile at 8 warps, and two
+            # 8-warp compute regions beside the load and MMA ones leave the default region
+            # short of the registers Triton shares out: softmax and correction merge.
+            assert len(plan.partitions) == 3 and softmax == correction == 0
+            assert "registers" in {m.rule for m in plan.merges}
+        else:
+            assert len(plan.partitions) >= 4
+            assert len({load, mma, softmax, correction}) == 4
+            assert not any(
+                graph.nodes[n].elements > 256 for n in exp2s if correction in plan.assignment[n]
+            )
+        # The correction rescales the output accumulator in tensor memory.
         names = {graph.nodes[n].op_name for n in plan.nodes_in(correction)}
         assert {"ttng.tmem_load", "arith.mulf", "ttng.tmem_store"} <= names
         acc = set(b.name for b in graph.nodes[store].buffers)
@@ -147,9 +157,6 @@ def test_blackwell_attention_forward(pattern: str) -> None:
             if acc & {b.name for b in graph.nodes[n].buffers}
         ]
         assert home(plan, reader) == correction
-        assert not any(
-            graph.nodes[n].elements > 256 for n in exp2s if correction in plan.assignment[n]
-        )
         # Softmax: the QK tmem_load, the row max/sum and the big exp2 together.
         assert {graph.nodes[n].op_name for n in plan.nodes_in(softmax)} >= {
             "ttng.tmem_load",
