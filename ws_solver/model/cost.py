@@ -73,8 +73,8 @@ class Cost:
 
 def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
     """(shared, lone): a partition of 2+ warp groups issues a wgmma the shared stall counts
-    (`CostTable.stalling_wgmmas`) and runs a load; a partition of one warp group issues a
-    wgmma and receives a channel (CostParams)."""
+    (`CostTable.stalling_wgmmas`) and runs a load of a wgmma's operand (`CostTable.loads`);
+    a partition of one warp group issues a wgmma and receives a channel (CostParams)."""
     wide_warps = 2 * table.target.warps_per_group
     shared = lone = False
     for p in plan.partitions:

@@ -89,7 +89,7 @@ class CostTable:
     lowering: LoweringRules = field(default_factory=LoweringRules)  # Triton 3.6's rules
     wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
     stalling_wgmmas: tuple[int, ...] = ()  # those the shared stall counts (`_stalling_wgmmas`)
-    loads: tuple[int, ...] = ()  # load ops (TMA and pointer loads)
+    loads: tuple[int, ...] = ()  # loads a wgmma reads through shared memory (`_operand_loads`)
     single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
 
     def busy(self, node_id: int, warps: int) -> int:
@@ -136,7 +136,7 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         lowering=lowering_rules(graph, target),
         wgmmas=(wgmmas := _wgmmas(graph)),
         stalling_wgmmas=_stalling_wgmmas(graph, target, wgmmas),
-        loads=tuple(n.id for n in graph.of_kind(NodeKind.LOAD)),
+        loads=_operand_loads(graph, wgmmas),
     )
     return replace(table, single_ctas=single_partition_ctas(table))
 
@@ -152,6 +152,33 @@ def _stalling_wgmmas(graph: LoopGraph, target: Target, wgmmas) -> tuple[int, ...
     if not target.triton.pipelines_wgmma_chains:
         return wgmmas
     return tuple(n for n in wgmmas if any(_read_in_iteration(graph, e) for e in graph.out_edges(n)))
+
+
+def _operand_loads(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
+    """Loads (TMA or pointer) whose tile a wgmma reads from shared memory: load, local_alloc,
+    memdesc views, wgmma. Their stages are what the shared stall is about; a load whose data
+    is computed on first (attention_bwd's delta, 256 bytes) waits on no stage a wgmma holds."""
+    targets = set(wgmmas)
+
+    def reaches_wgmma(node: int, seen: set[int]) -> bool:
+        for e in graph.out_edges(node):
+            if e.distance or e.value_kind != "memdesc" or e.dst in seen:
+                continue
+            seen.add(e.dst)
+            if e.dst in targets or reaches_wgmma(e.dst, seen):
+                return True
+        return False
+
+    return tuple(
+        n.id
+        for n in graph.of_kind(NodeKind.LOAD)
+        if any(
+            e.distance == 0
+            and op_traits(graph.nodes[e.dst].op_name).allocates == "shared"
+            and reaches_wgmma(e.dst, {e.dst})
+            for e in graph.out_edges(n.id)
+        )
+    )
 
 
 def _read_in_iteration(graph: LoopGraph, edge) -> bool:
