@@ -1,8 +1,8 @@
 """Plans as Triton's register allocation lowers them: the warps `optimize_partition_warps`
-leaves each region, and the budget `AllocateWarpGroups` shares out. On sm_100 a softmax
-partition planned at 4 warps was lowered at 8, its request then overflowed the budget, Triton
-emitted no setmaxnreg and the kernels spilled
-(benchmarks/results/2026-12-02-capped-scale, section 2)."""
+leaves each region, and the budget `AllocateWarpGroups` shares out. On sm_100 attention's
+correction partition, planned at 4 warps, was lowered at 8, its request then overflowed the
+budget, Triton emitted no setmaxnreg and the kernels spilled
+(benchmarks/results/2026-12-02-sm100-registers)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_kept_warps_is_where_tritons_halving_stops_at_best(tensor_bytes, num_war
 def test_regions_get_at_least_the_warps_triton_keeps(name: str, triton: str) -> None:
     """Every specialized sm_100 plan (heuristic and optimal) passes its check, so each region
     has at least the warps Triton's halving can leave it. The case that spilled: attention
-    d128's softmax (a 64 KiB score tile) was planned at 4 warps; Triton kept 8."""
+    d128's correction (a 64 KiB accumulator tile) was planned at 4 warps; Triton kept 8."""
     module = ir.parse((FOLDERS[triton] / name).read_text())
     for graph in build_graphs(module):
         target = target_for(graph.target, triton)

@@ -59,7 +59,7 @@ class LoweringFacts:
     # for every loop: attention_bwd's consumer spills 8 B at 240 (it holds several
     # transients at once), and that split still ran 1.076x faster than unspecialized
     # (2026-12-02-capped-scale-h200). 3.6's ptxas 12.8 spills the `ahead` consumer at 240, so 3.6
-    # keeps the unspecialized percent (None); so does sm_100, whose softmax partitions
+    # keeps the unspecialized percent (None); so does sm_100, whose correction partitions
     # spilled more at the lower requests.
     capped_register_scale_percent: int | None
 
