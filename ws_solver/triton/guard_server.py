@@ -295,4 +295,26 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
     # The drop-in can still fall back at this point, so the probe goes one stage further.
     progress("llir")
-    backend.make_llir(module, {}, job.options, job.capability)
+    llir = backend.make_llir(module, {}, job.options, job.capability)
+    if lone_trap(str(llir)):
+        raise RuntimeError(LONE_TRAP)
+
+
+LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"
+_KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
+_TRAP_ONLY = {"call void @llvm.trap()", "tail call void @llvm.trap()", "unreachable"}
+
+
+def lone_trap(llir: str) -> bool:
+    """Whether a kernel of this LLVM IR does nothing but trap: LLVM, having found undefined
+    behaviour on every path, keeps only `llvm.trap` (Triton 3.9 does this to attention_bwd
+    d128's warp-specialized kernel on sm_100, whoever partitions it)."""
+    for body in _KERNEL_BODY.findall(llir):
+        statements = [
+            line.split(", !dbg")[0].strip()
+            for line in body.splitlines()
+            if line.strip() and not line.strip().startswith(";")
+        ]
+        if statements and all(s in _TRAP_ONLY for s in statements):
+            return True
+    return False
