@@ -31,7 +31,7 @@ class NodeCost:
     latency: int  # cycles from inputs ready to output ready
     live_bytes: int  # register bytes live across the iteration (tensor iter args)
     transient_bytes: int  # register bytes of its tensor results while they are in use
-    min_warps: int  # MMA issue / TMEM readers need a whole warp group on some targets
+    min_warps: int  # MMA issue / TMEM readers need a warp group; Triton keeps big tensors wide
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,12 @@ def cost_table(graph: LoopGraph, target: Target, params: CostParams = PARAMS) ->
 @cache
 def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> CostTable:
     warp_options = tuple(sorted(set(target.allowed_partition_warps) | {graph.num_warps}))
-    nodes = tuple(_node_cost(graph, target, params, n.id, warp_options) for n in graph.nodes)
+    nodes = tuple(
+        _kept_by_triton(
+            target, graph.num_warps, _node_cost(graph, target, params, n.id, warp_options)
+        )
+        for n in graph.nodes
+    )
     consumers = _consumers(graph)
     hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
     values = _value_costs(graph, target, params, nodes, {*loop_smem, *loop_tmem})
@@ -200,8 +205,7 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
             live = node.out_bytes
         elif node.value_kind == "tensor":
             transient = node.out_bytes
-        kept = kept_warps(target, graph.num_warps, max(live, transient))
-        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, kept)
+        return NodeCost(dict.fromkeys(warp_options, 0), units, 0, live, transient, 1)
     if node.role == NodeRole.OP:
         transient = _register_result_bytes(graph, node_id)
 
@@ -266,9 +270,14 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     units = {k: v for k, v in units.items() if v}
     if latency is None:
         latency = busy.get(4, max(busy.values()))
-    # Triton sizes a region by its largest tensor, not by the plan (docs/dropin.md).
-    min_warps = max(min_warps, kept_warps(target, graph.num_warps, max(live, transient)))
     return NodeCost(busy, units, latency, live, transient, min_warps)
+
+
+def _kept_by_triton(target: Target, num_warps: int, cost: NodeCost) -> NodeCost:
+    """`cost` with at least the warps Triton keeps for a region holding its register tensor:
+    Triton sizes a region by its largest tensor, not by the plan (docs/dropin.md)."""
+    kept = kept_warps(target, num_warps, max(cost.live_bytes, cost.transient_bytes))
+    return replace(cost, min_warps=max(cost.min_warps, kept)) if kept > cost.min_warps else cost
 
 
 def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
