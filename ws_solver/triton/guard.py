@@ -67,6 +67,7 @@ class LoweringJob:
     apply_registers: bool
     hopper: bool  # apply ws_solver.triton.hopper's fix after pipelining (sm_90)
     overlap: bool = False  # sink wgmma waits after pipelining (sm_90, overlap.py)
+    release_per_warp_group: bool = False  # the PTX rewrite will follow (keeps releases put)
 
     def key(self, function: str = PROBE_FUNCTION) -> str:
         """Digest of everything the verdict depends on."""
@@ -79,6 +80,7 @@ class LoweringJob:
             repr(self.apply_registers),
             repr(self.hopper),
             repr(self.overlap),
+            repr(self.release_per_warp_group),
             _versions(),
         ):
             h.update(part.encode())

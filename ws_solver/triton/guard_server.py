@@ -287,6 +287,7 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
         job.apply_registers,
         job.overlap,
         hopper_fix() if job.hopper else None,
+        job.release_per_warp_group,
     )
     module = tpipe.run_after_partition(
         module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress

@@ -187,6 +187,7 @@ class KernelCompile:
             self.settings.apply_registers,
             self.settings.overlap_wgmma,
             rewrites.hopper_fix() if self.capability // 10 == 9 else None,
+            self.settings.release_per_warp_group,
         )
 
     def _probe(
@@ -206,6 +207,7 @@ class KernelCompile:
             registers=requests,
             apply_registers=self.settings.apply_registers,
             overlap=self.settings.overlap_wgmma,
+            release_per_warp_group=self.settings.release_per_warp_group,
             hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
         )
         where = os.path.join(self.session.cache_dir, "lowering-probes")

@@ -23,6 +23,18 @@ only makes the producer wait longer, never races; but from then on a ``wait_barr
 stops the wait too, since the producer may need the release to fill what it waits for, and
 so does a wgmma, which would otherwise be in flight at the release.
 
+With ``keep_releases`` a release stops the wait instead: no stage is released later than
+Triton put it. The drop-in asks for that when the consumer's two warp groups release their
+stages on their own (wgrelease.py). They then run out of phase, one warp group's softmax
+under the other's wgmmas, and the intra-warp-group overlap adds little while the later
+release holds the producer back. Measured on Triton 3.9 (H200, three runs each, same
+binaries otherwise): the specialized ``ahead`` attention kernels ran 2.0-3.4% (d128) and
+0.8-2.2% (causal d128) faster without the move, attention_bwd d128 0.2-1.9%, causal d128 s2
+within its spread either way (``benchmarks/results/2026-12-02-overlap-releases``). Without the
+per-warp-group release the move still pays (Triton's partition of the ahead kernel on 3.6:
+507.8 against 459.8 TFLOP/s, ``2026-11-29-gpu-overlap-ws``). This choice is fitted on those
+runs (in-sample); no other corpus kernel carries a release.
+
 A wait is moved only when it passes tensor work (an op with a tensor result, or a wgmma):
 moving it past scalar bookkeeping alone (the stage counters of an unspecialized GEMM) overlaps
 nothing, and on Triton 3.9 those moves measured 2-5% slower on the H200 (gemm_tma,
@@ -78,6 +90,7 @@ class OverlapReport:
     sunk: int = 0  # waits moved later
     passed_ops: int = 0  # ops now overlapping an in-flight wgmma, summed over the moves
     carried_releases: int = 0  # arrive_barriers moved down with their wait
+    held_by_release: int = 0  # waits a stage release kept from moving further (keep_releases)
 
 
 def _passable(op: Op) -> bool:
@@ -104,9 +117,10 @@ class _Sink:
     target: int  # the wait goes just before the op at this position
     passed_dots: int  # asynchronous wgmmas it passes
     carried: list[Op]  # arrive_barriers that go down with it
+    held: bool = False  # stopped by a release it was not to carry
 
 
-def _sink_target(block: Block, at: int) -> _Sink:
+def _sink_target(block: Block, at: int, keep_releases: bool) -> _Sink:
     """Where the wait at `at` can move to, and what it passes or carries on the way."""
     wait = block.ops[at]
     guarded = {id(v) for v in wait.results} | {id(v) for v in wait.operands}
@@ -116,6 +130,9 @@ def _sink_target(block: Block, at: int) -> _Sink:
         if _reads_any(op, guarded):
             break
         if op.name == ARRIVE and not op.regions:
+            if keep_releases:
+                sink.held = True
+                break
             sink.carried.append(op)
         elif not _passable(op) or (sink.carried and (op.name == WAIT_BARRIER or op.name == DOT)):
             break
@@ -125,13 +142,23 @@ def _sink_target(block: Block, at: int) -> _Sink:
     return sink
 
 
-def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
+def _passed(block: Block, at: int, sink: _Sink) -> list[Op]:
+    """The ops the wait at `at` would pass; none when the move is not worth making."""
+    passed = [p for p in block.ops[at + 1 : sink.target] if p not in sink.carried]
+    if sink.target >= len(block.ops) or not any(_tensor_work(p) for p in passed):
+        return []
+    return passed
+
+
+def _sink_block(module: Module, block: Block, report: OverlapReport, keep_releases: bool) -> None:
     for at, op in enumerate(block.ops):
         if op.name != WAIT or pendings(op) is None:
             continue
-        sink = _sink_target(block, at)
-        passed = [p for p in block.ops[at + 1 : sink.target] if p not in sink.carried]
-        if sink.target >= len(block.ops) or not any(_tensor_work(p) for p in passed):
+        sink = _sink_target(block, at, keep_releases)
+        passed = _passed(block, at, sink)
+        if sink.held and len(_passed(block, at, _sink_target(block, at, False))) > len(passed):
+            report.held_by_release += 1
+        if not passed:
             continue
         old, text = pendings(op), module.op_text(op)
         spelled = f"pendings = {old} : i32"
@@ -148,7 +175,7 @@ def _sink_block(module: Module, block: Block, report: OverlapReport) -> None:
         report.carried_releases += len(sink.carried)
 
 
-def sink_wgmma_waits_report(text: str) -> tuple[str, OverlapReport]:
+def sink_wgmma_waits_report(text: str, keep_releases: bool = False) -> tuple[str, OverlapReport]:
     """:func:`sink_wgmma_waits` plus what it did."""
     report = OverlapReport()
     if WAIT not in text:
@@ -157,10 +184,11 @@ def sink_wgmma_waits_report(text: str) -> tuple[str, OverlapReport]:
     blocks = [b for op in module.walk() for r in op.regions for b in r.blocks]
     for block in blocks:
         if any(is_async_dot(op) for op in block.ops):
-            _sink_block(module, block, report)
+            _sink_block(module, block, report, keep_releases)
     return module.print(), report
 
 
-def sink_wgmma_waits(text: str) -> str:
-    """Move each ``warp_group_dot_wait`` to just before the first op that needs it."""
-    return sink_wgmma_waits_report(text)[0]
+def sink_wgmma_waits(text: str, keep_releases: bool = False) -> str:
+    """Move each ``warp_group_dot_wait`` to just before the first op that needs it (with
+    `keep_releases`: and never past a stage release)."""
+    return sink_wgmma_waits_report(text, keep_releases)[0]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .overlap import sink_wgmma_waits_report
-from .wgrelease import release_per_warp_group, release_ring_depth
+from .wgrelease import has_two_warp_groups, release_per_warp_group, release_ring_depth
 
 _WS_OP = re.compile(r"\bttg\.warp_specialize\(")
 _REGION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
@@ -56,17 +56,24 @@ class ApplyRegisters:
 
 @dataclass(frozen=True)
 class SinkWgmmaWaits:
-    """sm_90: each wgmma wait sunk to its first use (overlap.py); `detail`: OverlapReport."""
+    """sm_90: each wgmma wait sunk to its first use (overlap.py; with `keep_releases`, never
+    past a stage release); `detail`: OverlapReport."""
 
+    keep_releases: bool = False
     name: str = "overlap"
 
     def apply(self, text: str) -> RewriteResult:
-        out, done = sink_wgmma_waits_report(text)
-        notes = ()
+        out, done = sink_wgmma_waits_report(text, self.keep_releases)
+        notes: tuple[str, ...] = ()
         if done.sunk:
-            notes = (
+            notes += (
                 f"wgmma overlap: {done.sunk} wait(s) sunk past {done.passed_ops} op(s), "
                 f"{done.carried_releases} release(s) moved with them",
+            )
+        if done.held_by_release:
+            notes += (
+                f"wgmma overlap: {done.held_by_release} wait(s) kept above a stage release "
+                "(stages released per warp group)",
             )
         return RewriteResult(out, notes, done)
 
@@ -165,16 +172,20 @@ def post_pipeline(
     apply_registers: bool,
     overlap: bool,
     hopper: FixWgmmaRelease | None,
+    releases_per_warp_group: bool = False,
 ) -> PostPipeline:
     """The post-pipeline stage the drop-in (and the guard's child) runs: the plans' register
     requests (when `apply_registers` and there are plans), then on sm_90 the wgmma overlap
-    (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted)."""
+    (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted). A consumer
+    whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
+    warp groups) keeps its releases where they are (overlap.py says why)."""
     rewrites: list[Rewrite] = []
     if requests and apply_registers:
         rewrites.append(ApplyRegisters(requests))
     if capability // 10 == 9:
         if overlap:
-            rewrites.append(SinkWgmmaWaits())
+            keep = releases_per_warp_group and has_two_warp_groups(num_warps)
+            rewrites.append(SinkWgmmaWaits(keep_releases=keep))
         rewrites.append(hopper or Unavailable("hopper", "hopper fix unavailable"))
     return PostPipeline(num_warps, rewrites)
 

@@ -107,13 +107,18 @@ def release_ring_depth(ttgir: str) -> int | None:
     return depths.pop() if len(depths) == 1 and None not in depths else None
 
 
+def has_two_warp_groups(default_warps: int) -> bool:
+    """A default region of this many warps is the shape :func:`release_per_warp_group` handles."""
+    return default_warps * 32 == 2 * WARP_GROUP_THREADS
+
+
 def release_per_warp_group(
     ptx: str, default_warps: int, ring_slots: int
 ) -> tuple[str, ReleaseReport]:
     """The PTX with the default region's stage releases made per warp group; unchanged, with
     the reason, where the kernel does not have the shape this handles. ``ring_slots`` is the
     depth of the released mbarrier rings (from the TTGIR: the stages)."""
-    if default_warps * 32 != 2 * WARP_GROUP_THREADS:
+    if not has_two_warp_groups(default_warps):
         return ptx, ReleaseReport(reason=f"the default region has {default_warps} warps, not 8")
     if ring_slots < 1:
         return ptx, ReleaseReport(reason="the depth of the released mbarrier rings is unknown")
