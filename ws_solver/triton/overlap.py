@@ -29,7 +29,7 @@ stages on their own (wgrelease.py). They then run out of phase, one warp group's
 under the other's wgmmas, and the intra-warp-group overlap adds little while the later
 release holds the producer back. Measured on Triton 3.9 (H200, three runs each, same
 binaries otherwise): the specialized ``ahead`` attention kernels ran 2.0-3.4% (d128) and
-0.8-2.2% (causal d128) faster without the move, attention_bwd d128 0.2-1.9%, causal d128 s2
+0.9-2.2% (causal d128) faster without the move, attention_bwd d128 0.2-1.9%, causal d128 s2
 within its spread either way (``benchmarks/results/2026-12-02-overlap-releases``). Without the
 per-warp-group release the move still pays (Triton's partition of the ahead kernel on 3.6:
 507.8 against 459.8 TFLOP/s, ``2026-11-29-gpu-overlap-ws``). This choice is fitted on those
