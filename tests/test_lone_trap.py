@@ -1,10 +1,12 @@
-"""A kernel that LLVM reduced to a lone trap is a failed lowering, not a kernel
-(`guard_server.lone_trap`). Triton 3.9 does this to attention_bwd d128's warp-specialized
-kernel on sm_100 (benchmarks/results/2026-12-02-sm100-registers)."""
+"""A kernel that LLVM reduced to a lone trap, or that needs more tensor memory than the SM
+has, is a failed lowering, not a kernel (`guard_server.lone_trap`,
+`guard_server.tensor_memory_overflow`). Triton 3.9 reduces attention_bwd d128's
+warp-specialized kernel on sm_100 to a lone trap: it needs 576 TMEM columns
+(benchmarks/results/2026-12-02-tmem-handoffs)."""
 
 from __future__ import annotations
 
-from ws_solver.triton.guard_server import lone_trap
+from ws_solver.triton.guard_server import lone_trap, tensor_memory_overflow
 
 TRAPPED = """\
 ; ModuleID = 'LLVMDialectModule'
@@ -40,3 +42,14 @@ def test_a_kernel_that_only_traps_is_caught() -> None:
 def test_a_kernel_with_a_trap_on_one_path_is_not() -> None:
     assert not lone_trap(WORKING)
     assert not lone_trap("declare void @llvm.trap() #1\n")
+
+
+def test_a_module_over_the_sms_tensor_memory_is_caught() -> None:
+    # make_llir's metadata: Triton 3.6 and 3.9 lower a module that needs more than 512 TMEM
+    # columns without an error; the kernel traps at launch.
+    assert "576 columns of tensor memory, more than the SM's 512" in tensor_memory_overflow(
+        {"tmem_size": 576}, 100
+    )
+    assert tensor_memory_overflow({"tmem_size": 512}, 100) == ""
+    assert tensor_memory_overflow({"tmem_size": 0}, 90) == ""
+    assert tensor_memory_overflow({}, 90) == ""

@@ -531,9 +531,18 @@ def limit_shared_memory(enc: Encoding) -> None:
 
 
 def limit_tensor_memory(enc: Encoding) -> None:
-    """tensor_memory: hoisted + in-loop columns x their depth fit (sm_100; 0 on sm_90)."""
-    table = enc.table
+    """tensor_memory: hoisted + in-loop columns x their depth fit (sm_100; 0 on sm_90), a
+    hoisted buffer handed between partitions counted twice (`lowering.TmemHandoff`)."""
+    table, member = enc.table, enc.member
     tmem = [table.hoisted_tmem_columns]
     tmem += [cols * enc.alloc_depth.get(n, 1) for n, cols in table.loop_tmem_columns.items()]
+    for i, h in enumerate(table.lowering.tmem_handoffs):
+        apart = enc.model.new_bool_var(f"tmem_handoff[{i}]")
+        for p in range(enc.partitions):  # writers' and readers' partitions differ in p
+            for w in h.writers:
+                for r in h.readers:
+                    enc.add("tensor_memory", enc.model.add(apart >= member[w, p] - member[r, p]))
+                    enc.add("tensor_memory", enc.model.add(apart >= member[r, p] - member[w, p]))
+        tmem.append(table.tmem_columns_of[h.buffer] * apart)
     limit = enc.target.tmem_columns
     enc.add("tensor_memory", enc.model.add(LinearExpr.sum(tmem) <= limit))

@@ -81,6 +81,7 @@ class CostTable:
     recurrences: tuple[Recurrence, ...]
     hoisted_smem: int  # shared memory allocated above the loop and used in it
     hoisted_tmem_columns: int
+    tmem_columns_of: dict[str, int]  # tensor-memory buffer name -> columns (of one copy)
     loop_smem: dict[int, int]  # in-loop shared allocation: node id -> bytes per copy
     loop_tmem_columns: dict[int, int]  # in-loop tensor-memory allocation: node id -> columns
     assignable: tuple[int, ...]
@@ -121,7 +122,8 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         for n in graph.nodes
     )
     consumers = _consumers(graph)
-    hoisted_smem, hoisted_tmem, loop_smem, loop_tmem = _buffers(graph, target)
+    hoisted_smem, tmem_of, loop_smem, loop_tmem = _buffers(graph, target)
+    hoisted_tmem = sum(tmem_of[b.name] for b in graph.loop_buffers if _hoisted_tmem(b))
     values = _value_costs(graph, target, params, nodes, {*loop_smem, *loop_tmem})
     table = CostTable(
         graph=graph,
@@ -133,6 +135,7 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         recurrences=_recurrences(graph, nodes),
         hoisted_smem=hoisted_smem,
         hoisted_tmem_columns=hoisted_tmem,
+        tmem_columns_of=tmem_of,
         loop_smem=loop_smem,
         loop_tmem_columns=loop_tmem,
         assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),
@@ -439,31 +442,50 @@ def _buffers(graph: LoopGraph, target: Target):
     hoisted_smem = sum(
         b.bytes for b in graph.loop_buffers if not b.inside_loop and b.memory == "shared"
     )
-    hoisted_tmem = sum(
-        _tmem_columns(target, b.bytes)
+    tmem_of = {
+        b.name: _tmem_columns(target, b.bytes, b.elements)
         for b in graph.loop_buffers
-        if not b.inside_loop and b.memory == "tensor"
-    )
+        if _hoisted_tmem(b)
+    }
     loop_smem, loop_tmem = {}, {}
     for n in graph.nodes:
         allocates = op_traits(n.op_name).allocates if n.role == NodeRole.OP else ""
         if allocates == "shared":
             loop_smem[n.id] = _allocated_bytes(n)
         elif allocates == "tensor":
-            loop_tmem[n.id] = _tmem_columns(target, _allocated_bytes(n))
-    return hoisted_smem, hoisted_tmem, loop_smem, loop_tmem
+            loop_tmem[n.id] = _tmem_columns(target, _allocated_bytes(n), _allocated_elements(n))
+            tmem_of.update({b.name: loop_tmem[n.id] for b in _own_buffers(n)})
+    return hoisted_smem, tmem_of, loop_smem, loop_tmem
+
+
+def _hoisted_tmem(buffer) -> bool:
+    return not buffer.inside_loop and buffer.memory == "tensor"
+
+
+def _own_buffers(node) -> list:
+    """The buffers an allocation op allocates (not other results it returns)."""
+    names = set(node.label.split(", "))
+    return [b for b in node.buffers if b.name in names]
 
 
 def _allocated_bytes(node) -> int:
-    """Bytes an allocation op allocates: its own buffers (not other results it returns)."""
-    names = set(node.label.split(", "))
-    own = [b.bytes for b in node.buffers if b.name in names]
-    return sum(own) if own else node.out_bytes
+    """Bytes an allocation op allocates: its own buffers, else its results."""
+    own = _own_buffers(node)
+    return sum(b.bytes for b in own) if own else node.out_bytes
 
 
-def _tmem_columns(target: Target, nbytes: int) -> int:
-    """Columns of 128 lanes x 32 bits a buffer takes, rounded as the allocator rounds."""
-    columns = max(1, ceil(nbytes / (target.tmem_lanes * 4)))
+def _allocated_elements(node) -> int:
+    """Elements an allocation op allocates (0 when its buffers do not say)."""
+    return sum(b.elements for b in _own_buffers(node))
+
+
+def _tmem_columns(target: Target, nbytes: int, elements: int = 0) -> int:
+    """Columns of 128 lanes x 32 bits a buffer takes, rounded as the allocator rounds. An
+    element takes a whole 32-bit cell: Triton stores 16-bit TMEM operands unpacked
+    (``colStride = 1``; measured: attention_bwd d128's 128x64 f16 buffers take 64 columns,
+    `benchmarks/results/2026-12-02-tmem-handoffs`), so a packed one is counted twice."""
+    cells = max(ceil(nbytes / 4), elements)
+    columns = max(1, ceil(cells / target.tmem_lanes))
     if not target.has_tmem:
         return columns
     return max(target.tmem_min_alloc_columns, 1 << (columns - 1).bit_length())

@@ -194,7 +194,9 @@ class _Builder:
                 root = root_allocation(v)
                 root_op = root.defining_op
                 inside = root_op is not None and id(root_op) in self.op_index
-                found[root.name] = Buffer(root.name, root.type.memory, root.type.bytes, inside)
+                found[root.name] = Buffer(
+                    root.name, root.type.memory, root.type.bytes, inside, root.type.num_elements
+                )
         return tuple(found[k] for k in sorted(found))
 
     # -- edges --------------------------------------------------------------------------

@@ -25,6 +25,7 @@ class Buffer:
     memory: str  # "shared" or "tensor"
     bytes: int
     inside_loop: bool  # allocated by an op of this loop's body (else hoisted above it)
+    elements: int = 0  # elements allocated (tensor memory: a narrow type may still take a cell)
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,9 +107,10 @@ def pipeline_copies(graph: LoopGraph, alloc: int) -> int:
 
 def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     """Bytes of shared memory and columns of tensor memory the plan uses: buffers hoisted
-    above the loop, in-loop shared allocations times the pipeline's stages or the depth of
-    the deepest channel that sends them (or a view of them), whichever is more, in-loop
-    tensor memory times that depth, and register values staged per channel stage."""
+    above the loop (a TMEM buffer handed between partitions twice: `lowering.TmemHandoff`),
+    in-loop shared allocations times the pipeline's stages or the depth of the deepest
+    channel that sends them (or a view of them), whichever is more, in-loop tensor memory
+    times that depth, and register values staged per channel stage."""
     depth_of_alloc: dict[int, int] = {}
     smem = table.hoisted_smem
     for c in plan.channels:
@@ -126,5 +127,10 @@ def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     )
     tmem = table.hoisted_tmem_columns + sum(
         cols * depth_of_alloc.get(n, 1) for n, cols in table.loop_tmem_columns.items()
+    )
+    tmem += sum(
+        table.tmem_columns_of[h.buffer]
+        for h in table.lowering.tmem_handoffs
+        if h.handed_off(lambda n: plan.assignment[n])
     )
     return smem, tmem

@@ -296,9 +296,29 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
     # The drop-in can still fall back at this point, so the probe goes one stage further.
     progress("llir")
-    llir = backend.make_llir(module, {}, job.options, job.capability)
+    metadata: dict = {}
+    llir = backend.make_llir(module, metadata, job.options, job.capability)
+    overflow = tensor_memory_overflow(metadata, job.capability)
+    if overflow:
+        raise RuntimeError(overflow)
     if lone_trap(str(llir)):
         raise RuntimeError(LONE_TRAP)
+
+
+def tensor_memory_overflow(metadata: dict, capability: int) -> str:
+    """Why a lowered module cannot run: it needs more tensor-memory columns than the SM has
+    ("" when it fits). Triton 3.6 and 3.9 compile such a kernel without an error; its TMEM
+    is never allocated and it traps at launch (3.9 reduces it to a lone trap)."""
+    from ..model.target import target_for
+
+    need = metadata.get("tmem_size") or 0
+    have = target_for(capability).tmem_columns
+    if need <= have:
+        return ""
+    return (
+        f"Triton's lowering needs {need} columns of tensor memory, more than the SM's {have}: "
+        "the kernel would trap at launch"
+    )
 
 
 LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"

@@ -20,6 +20,7 @@ from . import guard as lguard
 from . import make_ttgir as tpipe
 from . import rewrites, versions
 from .deadline import call_with_deadline
+from .guard_server import tensor_memory_overflow
 from .partition_check import check_partitioned
 from .reasons import failure_reason
 from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
@@ -269,6 +270,8 @@ class KernelCompile:
     def ptx(self, src: Any, metadata: dict) -> Any:
         assert self.stock_ptx is not None
         out = self.stock_ptx(src, metadata)
+        if self.report is not None:
+            self._check_tensor_memory(metadata)
         if self.report is not None and isinstance(out, str) and self._wants_release():
             release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
             result = release.apply(out)
@@ -279,6 +282,19 @@ class KernelCompile:
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
         return out
+
+    def _check_tensor_memory(self, metadata: dict) -> None:
+        """Refuse a kernel that needs more TMEM than the SM has: Triton compiles it without an
+        error and it traps at launch. The guard already failed such specialized modules, so
+        the kernel that got here is the last fallback: no partitioning avoids it."""
+        why = tensor_memory_overflow(metadata, self.capability)
+        if why:
+            assert self.report is not None
+            raise TensorMemoryOverflow(
+                f"ws_solver: kernel {self.report.kernel} on sm_{self.capability} "
+                f"(Triton {versions.installed().name}): {why}; lower num_stages or the tile "
+                "sizes"
+            )
 
     def cubin(self, src: Any, metadata: dict) -> Any:
         """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
@@ -300,6 +316,10 @@ class KernelCompile:
 # -- helpers ----------------------------------------------------------------------------------
 class SolverGaveNoPlan(RuntimeError):
     """The solver ended without a plan of its own (infeasible, or out of time)."""
+
+
+class TensorMemoryOverflow(RuntimeError):
+    """The lowered kernel needs more tensor-memory columns than the SM has (sm_100)."""
 
 
 class LoweringRejected(RuntimeError):
