@@ -1,12 +1,12 @@
 """A kernel that LLVM reduced to a lone trap, or that needs more tensor memory than the SM
-has, is a failed lowering, not a kernel (`guard_server.lone_trap`,
-`guard_server.tensor_memory_overflow`). Triton 3.9 reduces attention_bwd d128's
+has, is a failed lowering, not a kernel (`unlaunchable.lone_trap`,
+`unlaunchable.tensor_memory_overflow`). Triton 3.9 reduces attention_bwd d128's
 warp-specialized kernel on sm_100 to a lone trap: it needs 576 TMEM columns
 (benchmarks/results/2026-12-02-tmem-handoffs)."""
 
 from __future__ import annotations
 
-from ws_solver.triton.guard_server import lone_trap, tensor_memory_overflow
+from ws_solver.triton.unlaunchable import LONE_TRAP, lone_trap, tensor_memory_overflow, unlaunchable
 
 TRAPPED = """\
 ; ModuleID = 'LLVMDialectModule'
@@ -53,3 +53,9 @@ def test_a_module_over_the_sms_tensor_memory_is_caught() -> None:
     assert tensor_memory_overflow({"tmem_size": 512}, 100) == ""
     assert tensor_memory_overflow({"tmem_size": 0}, 90) == ""
     assert tensor_memory_overflow({}, 90) == ""
+
+
+def test_either_makes_a_module_unlaunchable() -> None:
+    assert unlaunchable({"tmem_size": 128}, WORKING, 100) == ""
+    assert unlaunchable({"tmem_size": 128}, TRAPPED, 100) == LONE_TRAP
+    assert "576 columns" in unlaunchable({"tmem_size": 576}, TRAPPED, 100)

@@ -532,7 +532,7 @@ def limit_shared_memory(enc: Encoding) -> None:
 
 def limit_tensor_memory(enc: Encoding) -> None:
     """tensor_memory: hoisted + in-loop columns x their depth fit (sm_100; 0 on sm_90), a
-    hoisted buffer handed between partitions counted twice (`lowering.TmemHandoff`)."""
+    buffer handed between partitions once more (`lowering.TmemHandoff`)."""
     table, member = enc.table, enc.member
     tmem = [table.hoisted_tmem_columns]
     tmem += [cols * enc.alloc_depth.get(n, 1) for n, cols in table.loop_tmem_columns.items()]

@@ -32,7 +32,7 @@ what differs on 3.9.0 is a flag of `target.triton` (model/lowering_facts.py), ma
 - R12 (sm_90), measured: a register tensor the warp-specialized loop carries (it leaves the
   loop as a result) and the ops that produce it run in partition 0.
 
-Not a rule but a resource: a hoisted TMEM buffer whose MMAs and tmem_loads a plan puts apart
+Not a rule but a resource (T1): a TMEM buffer whose writers and tmem_loads a plan puts apart
 takes two copies (`tmem_handoffs`), which the tensor-memory limit counts.
 """
 

@@ -107,10 +107,10 @@ def pipeline_copies(graph: LoopGraph, alloc: int) -> int:
 
 def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     """Bytes of shared memory and columns of tensor memory the plan uses: buffers hoisted
-    above the loop (a TMEM buffer handed between partitions twice: `lowering.TmemHandoff`),
-    in-loop shared allocations times the pipeline's stages or the depth of the deepest
-    channel that sends them (or a view of them), whichever is more, in-loop tensor memory
-    times that depth, and register values staged per channel stage."""
+    above the loop, in-loop shared allocations times the pipeline's stages or the depth of
+    the deepest channel that sends them (or a view of them), whichever is more, in-loop
+    tensor memory times that depth, a second copy of each TMEM buffer the plan hands between
+    partitions (`lowering.TmemHandoff`), and register values staged per channel stage."""
     depth_of_alloc: dict[int, int] = {}
     smem = table.hoisted_smem
     for c in plan.channels:

@@ -24,6 +24,7 @@ from typing import Any
 
 from .reasons import reason_from
 from .rewrites import hopper_fix, post_pipeline
+from .unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
 STDERR_TAIL = 16_000  # characters of the child's stderr that come back with a verdict
@@ -298,44 +299,6 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     progress("llir")
     metadata: dict = {}
     llir = backend.make_llir(module, metadata, job.options, job.capability)
-    overflow = tensor_memory_overflow(metadata, job.capability)
-    if overflow:
-        raise RuntimeError(overflow)
-    if lone_trap(str(llir)):
-        raise RuntimeError(LONE_TRAP)
-
-
-def tensor_memory_overflow(metadata: dict, capability: int) -> str:
-    """Why a lowered module cannot run: it needs more tensor-memory columns than the SM has
-    ("" when it fits). Triton 3.6 and 3.9 compile such a kernel without an error; its TMEM
-    is never allocated and it traps at launch (3.9 reduces it to a lone trap)."""
-    from ..model.target import target_for
-
-    need = metadata.get("tmem_size") or 0
-    have = target_for(capability).tmem_columns
-    if need <= have:
-        return ""
-    return (
-        f"Triton's lowering needs {need} columns of tensor memory, more than the SM's {have}: "
-        "the kernel would trap at launch"
-    )
-
-
-LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"
-_KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
-_TRAP_ONLY = {"call void @llvm.trap()", "tail call void @llvm.trap()", "unreachable"}
-
-
-def lone_trap(llir: str) -> bool:
-    """Whether a kernel of this LLVM IR does nothing but trap: LLVM, having found undefined
-    behaviour on every path, keeps only `llvm.trap` (Triton 3.9 does this to attention_bwd
-    d128's warp-specialized kernel on sm_100, whoever partitions it)."""
-    for body in _KERNEL_BODY.findall(llir):
-        statements = [
-            line.split(", !dbg")[0].strip()
-            for line in body.splitlines()
-            if line.strip() and not line.strip().startswith(";")
-        ]
-        if statements and all(s in _TRAP_ONLY for s in statements):
-            return True
-    return False
+    why = unlaunchable(metadata, str(llir), job.capability)
+    if why:
+        raise RuntimeError(why)

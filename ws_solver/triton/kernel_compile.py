@@ -20,11 +20,11 @@ from . import guard as lguard
 from . import make_ttgir as tpipe
 from . import rewrites, versions
 from .deadline import call_with_deadline
-from .guard_server import tensor_memory_overflow
 from .partition_check import check_partitioned
 from .reasons import failure_reason
 from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
+from .unlaunchable import tensor_memory_overflow
 
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
