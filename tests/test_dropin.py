@@ -569,7 +569,7 @@ def test_a_kernel_over_the_sms_tensor_memory_is_refused_or_fits(isolated) -> Non
     (benchmarks/results/2026-12-02-tmem-handoffs)."""
     wst.enable("heuristic", lowering_timeout=None)
     if versions.installed().name == "3.6.0":
-        with pytest.raises(kernel_compile.TensorMemoryOverflow, match="576 columns of tensor"):
+        with pytest.raises(wst.TensorMemoryOverflow, match="576 columns of tensor"):
             _compile("attention_bwd", 100, "d128_n128m64_w8_s2")
         return
     compiled = _compile("attention_bwd", 100, "d128_n128m64_w8_s2")

@@ -27,6 +27,7 @@ from .dropin import (
     reset_jit_caches,
 )
 from .session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
+from .unlaunchable import TensorMemoryOverflow
 from .versions import SUPPORTED as SUPPORTED_TRITON_VERSIONS
 from .versions import UnsupportedTritonVersion
 
@@ -41,6 +42,7 @@ __all__ = [
     "STRATEGIES",
     "CompileReport",
     "Settings",
+    "TensorMemoryOverflow",
     "WSFallbackWarning",
     "cache_dir",
     "compile_reports",

@@ -24,7 +24,7 @@ from .partition_check import check_partitioned
 from .reasons import failure_reason
 from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
-from .unlaunchable import tensor_memory_overflow
+from .unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
 
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
@@ -316,10 +316,6 @@ class KernelCompile:
 # -- helpers ----------------------------------------------------------------------------------
 class SolverGaveNoPlan(RuntimeError):
     """The solver ended without a plan of its own (infeasible, or out of time)."""
-
-
-class TensorMemoryOverflow(RuntimeError):
-    """The lowered kernel needs more tensor-memory columns than the SM has (sm_100)."""
 
 
 class LoweringRejected(RuntimeError):

@@ -14,6 +14,10 @@ _KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE
 _TRAP_ONLY = {"call void @llvm.trap()", "tail call void @llvm.trap()", "unreachable"}
 
 
+class TensorMemoryOverflow(RuntimeError):
+    """The drop-in's final kernel needs more tensor-memory columns than the SM has (sm_100)."""
+
+
 def unlaunchable(metadata: dict, llir: str, capability: int) -> str:
     """Why a module make_llir lowered (its `metadata` and LLVM IR) cannot run; "" when it can."""
     return tensor_memory_overflow(metadata, capability) or (LONE_TRAP if lone_trap(llir) else "")
