@@ -47,15 +47,14 @@ def test_a_kernel_with_a_trap_on_one_path_is_not() -> None:
 def test_a_module_over_the_sms_tensor_memory_is_caught() -> None:
     # make_llir's metadata: Triton 3.6 and 3.9 lower a module that needs more than 512 TMEM
     # columns without an error; the kernel traps at launch.
-    assert "576 columns of tensor memory, more than the SM's 512" in tensor_memory_overflow(
-        {"tmem_size": 576}, 100
-    )
-    assert tensor_memory_overflow({"tmem_size": 512}, 100) == ""
-    assert tensor_memory_overflow({"tmem_size": 0}, 90) == ""
-    assert tensor_memory_overflow({}, 90) == ""
+    why = tensor_memory_overflow({"tmem_size": 576})
+    assert "576 columns of tensor memory, more than the SM's 512" in why
+    assert tensor_memory_overflow({"tmem_size": 512}) == ""
+    assert tensor_memory_overflow({"tmem_size": 0}) == ""  # sm_90: no tensor memory
+    assert tensor_memory_overflow({}) == ""
 
 
 def test_either_makes_a_module_unlaunchable() -> None:
-    assert unlaunchable({"tmem_size": 128}, WORKING, 100) == ""
-    assert unlaunchable({"tmem_size": 128}, TRAPPED, 100) == LONE_TRAP
-    assert "576 columns" in unlaunchable({"tmem_size": 576}, TRAPPED, 100)
+    assert unlaunchable({"tmem_size": 128}, WORKING) == ""
+    assert unlaunchable({"tmem_size": 128}, TRAPPED) == LONE_TRAP
+    assert "576 columns" in unlaunchable({"tmem_size": 576}, TRAPPED)

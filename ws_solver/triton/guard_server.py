@@ -299,6 +299,6 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     progress("llir")
     metadata: dict = {}
     llir = backend.make_llir(module, metadata, job.options, job.capability)
-    why = unlaunchable(metadata, str(llir), job.capability)
+    why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(why)

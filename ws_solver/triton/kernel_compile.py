@@ -287,7 +287,7 @@ class KernelCompile:
         """Refuse a kernel that needs more TMEM than the SM has: Triton compiles it without an
         error and it traps at launch. The guard already failed such specialized modules, so
         the kernel that got here is the last fallback: no partitioning avoids it."""
-        why = tensor_memory_overflow(metadata, self.capability)
+        why = tensor_memory_overflow(metadata)
         if why:
             assert self.report is not None
             raise TensorMemoryOverflow(

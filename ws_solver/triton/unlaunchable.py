@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..model.target import target_for
+from ..model.target import SM100
 
 LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"
 _KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
@@ -18,17 +18,18 @@ class TensorMemoryOverflow(RuntimeError):
     """The drop-in's final kernel needs more tensor-memory columns than the SM has (sm_100)."""
 
 
-def unlaunchable(metadata: dict, llir: str, capability: int) -> str:
+def unlaunchable(metadata: dict, llir: str) -> str:
     """Why a module make_llir lowered (its `metadata` and LLVM IR) cannot run; "" when it can."""
-    return tensor_memory_overflow(metadata, capability) or (LONE_TRAP if lone_trap(llir) else "")
+    return tensor_memory_overflow(metadata) or (LONE_TRAP if lone_trap(llir) else "")
 
 
-def tensor_memory_overflow(metadata: dict, capability: int) -> str:
+def tensor_memory_overflow(metadata: dict) -> str:
     """Why a lowered module cannot run: it needs more tensor-memory columns than the SM has
-    ("" when it fits). Triton 3.6 and 3.9 compile such a kernel without an error; its TMEM
-    is never allocated and it traps at launch (3.9 reduces it to a lone trap)."""
+    ("" when it fits; a target without TMEM needs none). Triton 3.6 and 3.9 compile such a
+    kernel without an error; its TMEM is never allocated and it traps at launch (3.9
+    reduces it to a lone trap)."""
     need = metadata.get("tmem_size") or 0
-    have = target_for(capability).tmem_columns
+    have = SM100.tmem_columns  # every SM with tensor memory has 512 columns
     if need <= have:
         return ""
     return (
