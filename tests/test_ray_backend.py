@@ -82,7 +82,9 @@ def test_killed_task_is_retried_with_the_same_result(cluster, small, reference, 
     before = cluster.stats.retries
     document = compare_on(faulty, [small], compare_args(), progress=False).document
     assert marker.exists()  # the worker running that task was killed
-    assert cluster.stats.retries == before + 1
+    # At least that task was retried. Ray may also fail a task it had just pushed to the dying
+    # worker (seen: 2 retries in about 1 of 7 runs); the results must not change either way.
+    assert cluster.stats.retries >= before + 1
     assert deterministic_json(document) == deterministic_json(reference)
 
 
