@@ -1,5 +1,5 @@
-"""Tensor memory as Triton allocates it (sm_100): a hoisted buffer that MMAs write and
-tmem_loads read in other partitions takes two copies (`lowering.TmemHandoff`), and a 16-bit
+"""Tensor memory as Triton allocates it (sm_100): a buffer that MMAs write and tmem_loads
+read in other partitions takes two copies (`tmem_handoffs.TmemHandoff`), and a 16-bit
 operand takes a 32-bit cell per element. Measured: attention_bwd d128's specialized kernels
 need 576 columns and trap at launch (benchmarks/results/2026-12-02-tmem-handoffs)."""
 
@@ -34,7 +34,7 @@ def _table(name: str, triton: str):
 @pytest.mark.parametrize("triton", sorted(FOLDERS))
 def test_the_backward_loops_s_and_dp_are_handed_off_its_gradients_are_not(triton: str) -> None:
     graph, table = _table(BWD, triton)
-    handoffs = table.lowering.tmem_handoffs
+    handoffs = table.tmem_handoffs
     assert len(handoffs) == 2  # S^T and dP^T: fresh each iteration, read in the loop
     for h in handoffs:
         assert [graph.nodes[n].kind for n in h.writers] == [NodeKind.MMA]
@@ -49,7 +49,7 @@ def test_the_backward_loops_s_and_dp_are_handed_off_its_gradients_are_not(triton
 @pytest.mark.parametrize("triton", sorted(FOLDERS))
 def test_the_forward_accumulator_is_rescaled_in_place_so_only_s_is_handed_off(triton) -> None:
     graph, table = _table(FWD, triton)
-    (handoff,) = table.lowering.tmem_handoffs
+    (handoff,) = table.tmem_handoffs
     assert table.tmem_columns_of[handoff.buffer] == 128  # S: 128 x 128 fp32
     stored = {n.id for n in graph.ops() if n.op_name == "ttng.tmem_store"}
     assert not stored & {*handoff.writers, *handoff.readers}
@@ -63,7 +63,7 @@ def test_a_split_between_writer_and_reader_counts_the_second_copy(triton: str) -
     _, one_copy = shared_and_tensor_memory(single, table)
     assert one_copy == 384 + 128
     # The same plan with every reader of the hand-offs moved to a partition of its own.
-    readers = {n for h in table.lowering.tmem_handoffs for n in h.readers}
+    readers = {n for h in table.tmem_handoffs for n in h.readers}
     assignment = tuple((1,) if n in readers else a for n, a in enumerate(single.assignment))
     split = Plan(single.loop, single.target, assignment, single.partitions, single.channels)
     _, two_copies = shared_and_tensor_memory(split, table)
@@ -84,7 +84,7 @@ def test_the_persistent_gemms_accumulator_zeroed_by_a_store_is_handed_off_too() 
     # Allocated in the loop, zeroed by a tmem_store, filled by the MMA of the K loop, read by
     # the epilogue: 3.9 gave the optimum's kernel 256 columns (two copies of 128).
     graph, table = _table("gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir", "3.9.0")
-    (handoff,) = table.lowering.tmem_handoffs
+    (handoff,) = table.tmem_handoffs
     assert table.tmem_columns_of[handoff.buffer] == 128
     kinds = {graph.nodes[n].op_name for n in handoff.writers}
     assert kinds == {"ttng.tc_gen5_mma", "ttng.tmem_store"}

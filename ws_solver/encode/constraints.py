@@ -532,11 +532,11 @@ def limit_shared_memory(enc: Encoding) -> None:
 
 def limit_tensor_memory(enc: Encoding) -> None:
     """tensor_memory: hoisted + in-loop columns x their depth fit (sm_100; 0 on sm_90), a
-    buffer handed between partitions once more (`lowering.TmemHandoff`)."""
+    buffer handed between partitions once more (`tmem_handoffs.TmemHandoff`)."""
     table, member = enc.table, enc.member
     tmem = [table.hoisted_tmem_columns]
     tmem += [cols * enc.alloc_depth.get(n, 1) for n, cols in table.loop_tmem_columns.items()]
-    for i, h in enumerate(table.lowering.tmem_handoffs):
+    for i, h in enumerate(table.tmem_handoffs):
         apart = enc.model.new_bool_var(f"tmem_handoff[{i}]")
         for p in range(enc.partitions):  # writers' and readers' partitions differ in p
             for w in h.writers:

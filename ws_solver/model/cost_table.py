@@ -19,6 +19,7 @@ from .lowering import LoweringRules, lowering_rules
 from .plan import is_assignable, is_duplicable
 from .resources import lanes, single_partition_ctas
 from .target import Target
+from .tmem_handoffs import TmemHandoff, tmem_handoffs
 from .traverse import longest_paths
 
 UNITS = ("tensor", "memory", "sfu", "alu", "smem")
@@ -82,6 +83,7 @@ class CostTable:
     hoisted_smem: int  # shared memory allocated above the loop and used in it
     hoisted_tmem_columns: int
     tmem_columns_of: dict[str, int]  # tensor-memory buffer name -> columns (of one copy)
+    tmem_handoffs: tuple[TmemHandoff, ...]  # two copies once a plan splits them (T1)
     loop_smem: dict[int, int]  # in-loop shared allocation: node id -> bytes per copy
     loop_tmem_columns: dict[int, int]  # in-loop tensor-memory allocation: node id -> columns
     assignable: tuple[int, ...]
@@ -136,6 +138,7 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         hoisted_smem=hoisted_smem,
         hoisted_tmem_columns=hoisted_tmem,
         tmem_columns_of=tmem_of,
+        tmem_handoffs=tmem_handoffs(graph) if target.has_tmem else (),
         loop_smem=loop_smem,
         loop_tmem_columns=loop_tmem,
         assignable=tuple(n.id for n in graph.nodes if is_assignable(graph, n.id)),

@@ -33,12 +33,11 @@ what differs on 3.9.0 is a flag of `target.triton` (model/lowering_facts.py), ma
   loop as a result) and the ops that produce it run in partition 0.
 
 Not a rule but a resource (T1): a TMEM buffer whose writers and tmem_loads a plan puts apart
-takes two copies (`tmem_handoffs`), which the tensor-memory limit counts.
+takes two copies (`tmem_handoffs.py`), which the tensor-memory limit counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -57,7 +56,6 @@ from .kinds import (
     is_tma_load,
 )
 from .target import Target
-from .traverse import reaches
 
 # PartitionScheduling clones these into the partitions of their users.
 REMATERIALIZED = frozenset(n for n, t in OPS.items() if t.rematerialized)
@@ -115,29 +113,6 @@ class TmemAccesses:
 
 
 @dataclass(frozen=True)
-class TmemHandoff:
-    """A TMEM buffer that MMAs (and tmem_stores that do not write back what was loaded) fill
-    and tmem_loads read in the loop. Once a writer and a reader run in different partitions
-    Triton hands it over through an aref and gives it two copies, so the next MMA can fill
-    one while the last result is read from the other (NVWSInsertTmemAref's producer-consumer
-    multibuffering). A buffer read, modified and stored back (attention's rescaled output)
-    is not multibuffered."""
-
-    buffer: str
-    writers: tuple[int, ...]  # MMAs (taken as writers: conservative for a TS operand), stores
-    readers: tuple[int, ...]  # the tmem_loads
-
-    def handed_off(self, partitions_of: Callable[[int], Iterable[int]]) -> bool:
-        """Whether a plan (`partitions_of`: node id -> its partitions) runs a writer and a
-        reader in different partitions (the CP-SAT limit's `tmem_handoff` literal)."""
-        return any(
-            set(partitions_of(w)) != set(partitions_of(r))
-            for w in self.writers
-            for r in self.readers
-        )
-
-
-@dataclass(frozen=True)
 class LoweringRules:
     """The rules for one loop on one target, as node ids (empty: nothing to respect)."""
 
@@ -151,7 +126,6 @@ class LoweringRules:
     tmem_owners: tuple[tuple[int, ...], ...] = ()  # R7: accessors of one TMEM buffer
     tmem_apart: tuple[tuple[int, int], ...] = ()  # R7 widened (3.9): (MMA, tmem_load) apart
     tmem_accesses: tuple[TmemAccesses, ...] = ()  # R10 (3.9): per TMEM buffer
-    tmem_handoffs: tuple[TmemHandoff, ...] = ()  # two copies once handed off (both releases)
     not_default: frozenset[int] = frozenset()  # MMAs and TMA loads: not in partition 0 (3.9)
     reduces: frozenset[int] = frozenset()  # R13: nodes that run in partition 0 only (3.9)
     triton: str = "3.6"  # the release the rules are of, as messages name it
@@ -197,7 +171,6 @@ def _rules(graph: LoopGraph, target: Target) -> LoweringRules:
         tmem_owners=tmem_owners(graph) if tmem else (),
         tmem_apart=tmem_apart(graph) if inserts else (),
         tmem_accesses=tmem_accesses(graph) if tmem and facts.tmem_accesses_together else (),
-        tmem_handoffs=tmem_handoffs(graph) if tmem else (),
         not_default=issuers(graph) if inserts else frozenset(),
         reduces=reduces(graph) if tmem and facts.reduce_in_default else frozenset(),
         triton=facts.short,
@@ -470,30 +443,6 @@ def tmem_accesses(graph: LoopGraph) -> list[TmemAccesses]:
         if accesses:
             found.append(TmemAccesses(accesses, mmas))
     return _unique(found)
-
-
-def tmem_handoffs(graph: LoopGraph) -> tuple[TmemHandoff, ...]:
-    """The TMEM buffers Triton double-buffers once their writers and readers are apart
-    (`TmemHandoff`). Measured on both releases: attention_bwd d128's S and dP (128x64 fp32
-    each, MMA in one partition, tmem_load in another) take 2 x 64 columns each, so its
-    specialized kernels need 576 columns, over the 512 an SM has, and trap at launch; on 3.9
-    the persistent GEMM's accumulator (zeroed by a store, filled by the MMA, read by the
-    epilogue) takes 2 x 128 once the epilogue runs apart
-    (benchmarks/results/2026-12-02-tmem-handoffs)."""
-    nodes = graph.nodes
-    data = {
-        n.id: [e.dst for e in graph.out_edges(n.id) if e.distance == 0 and e.value_kind == "tensor"]
-        for n in graph.nodes
-    }
-    found = []
-    for name, ops in tmem_buffers(graph).items():
-        mmas = [n for n in ops if nodes[n].kind == NodeKind.MMA]
-        loads = [n for n in ops if nodes[n].op_name == TMEM_LOAD]
-        stores = frozenset(n for n in ops if nodes[n].op_name == TMEM_STORE)
-        written_back = any(reaches(data, load, stores.__contains__) for load in loads)
-        if mmas and loads and not written_back:
-            found.append(TmemHandoff(name, (*mmas, *stores), tuple(loads)))
-    return tuple(found)
 
 
 # -- R11 ---------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     above the loop, in-loop shared allocations times the pipeline's stages or the depth of
     the deepest channel that sends them (or a view of them), whichever is more, in-loop
     tensor memory times that depth, a second copy of each TMEM buffer the plan hands between
-    partitions (`lowering.TmemHandoff`), and register values staged per channel stage."""
+    partitions (`tmem_handoffs.TmemHandoff`), and register values staged per channel stage."""
     depth_of_alloc: dict[int, int] = {}
     smem = table.hoisted_smem
     for c in plan.channels:
@@ -130,7 +130,7 @@ def shared_and_tensor_memory(plan: Plan, table: CostTable) -> tuple[int, int]:
     )
     tmem += sum(
         table.tmem_columns_of[h.buffer]
-        for h in table.lowering.tmem_handoffs
+        for h in table.tmem_handoffs
         if h.handed_off(lambda n: plan.assignment[n])
     )
     return smem, tmem
