@@ -20,7 +20,7 @@ from .plan import is_assignable, is_duplicable
 from .resources import lanes, single_partition_ctas
 from .target import Target
 from .tmem_handoffs import TmemHandoff, tmem_handoffs
-from .traverse import longest_paths
+from .traverse import longest_paths, reaches
 
 UNITS = ("tensor", "memory", "sfu", "alu", "smem")
 
@@ -169,24 +169,18 @@ def _operand_loads(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
     """Loads (TMA or pointer) whose tile a wgmma reads from shared memory: load, local_alloc,
     memdesc views, wgmma. Their stages are what the shared stall is about; a load whose data
     is computed on first (attention_bwd's delta, 256 bytes) waits on no stage a wgmma holds."""
-    targets = set(wgmmas)
-
-    def reaches_wgmma(node: int, seen: set[int]) -> bool:
-        for e in graph.out_edges(node):
-            if e.distance or e.value_kind != "memdesc" or e.dst in seen:
-                continue
-            seen.add(e.dst)
-            if e.dst in targets or reaches_wgmma(e.dst, seen):
-                return True
-        return False
-
+    targets = frozenset(wgmmas)
+    memdesc = {
+        n.id: [e.dst for e in graph.out_edges(n.id) if not e.distance and e.value_kind == "memdesc"]
+        for n in graph.nodes
+    }
     return tuple(
         n.id
         for n in graph.of_kind(NodeKind.LOAD)
         if any(
             e.distance == 0
             and op_traits(graph.nodes[e.dst].op_name).allocates == "shared"
-            and reaches_wgmma(e.dst, {e.dst})
+            and reaches(memdesc, e.dst, targets.__contains__)
             for e in graph.out_edges(n.id)
         )
     )
