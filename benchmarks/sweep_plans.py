@@ -166,7 +166,9 @@ def tie(a: dict, b: dict) -> bool:
 def is_plan_only(name: str) -> bool:
     """A variant that changes only the plan (default knobs and num_stages)."""
     v = variants.parse(name)
-    return v is None or (v.overlap_wgmma and v.release_per_warp_group and not v.stage_delta)
+    return v is None or (
+        v.overlap_wgmma and v.release_per_warp_group and not v.take_turns and not v.stage_delta
+    )
 
 
 def headroom(records: list[dict], rows: list[dict]) -> list[dict]:
@@ -268,6 +270,7 @@ ATTRIBUTION = (
     ("not specialized", "none"),  # the decision to specialize, undone
     ("wgmma waits not sunk", "heuristic~ov0"),
     ("partition-wide release", "heuristic~wg0"),
+    ("warp-group turns", "heuristic~tt1"),
     ("num_stages - 1", "heuristic~s-1"),
     ("num_stages + 1", "heuristic~s+1"),
     ("best other plan", None),  # the fastest plan-only binary other than the heuristic's

@@ -34,7 +34,11 @@ def sweep(ranks: int) -> list[Variant]:
     modeled optimum's plans, and num_stages one either side for those two and for `none`."""
     out = [Variant(f"{EXPLORE}{k}") for k in range(ranks)]
     for plan in ("heuristic", f"{EXPLORE}0"):
-        out += [Variant(plan, overlap_wgmma=False), Variant(plan, release_per_warp_group=False)]
+        out += [
+            Variant(plan, overlap_wgmma=False),
+            Variant(plan, release_per_warp_group=False),
+            Variant(plan, take_turns=True),
+        ]
     for plan in ("none", "heuristic", f"{EXPLORE}0"):
         out += [Variant(plan, stage_delta=-1), Variant(plan, stage_delta=+1)]
     return out

@@ -368,6 +368,7 @@ def test_candidate_names_and_specs() -> None:
     assert candidates.parse("triton").enable_keywords() == {
         "overlap_wgmma": True,
         "release_per_warp_group": True,
+        "take_turns": False,
     }
     names = [c.name for c in candidates.expand("heuristic, explore:3~s+1,none,heuristic")]
     assert names == ["heuristic", "explore:0~s+1", "explore:1~s+1", "explore:2~s+1", "none"]

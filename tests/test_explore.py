@@ -168,6 +168,7 @@ def test_cli_explore_json_and_out_dir(ws_solver, tmp_path: Path) -> None:
         "num_stages",
         "overlap_wgmma",
         "release_per_warp_group",
+        "take_turns",
     }
     assert [len(loop["plans"]) for loop in doc["loops"]] == [3, 3]
     plan = doc["loops"][0]["plans"][1]

@@ -27,12 +27,14 @@ def test_sweep_covers_ranks_knobs_and_stages() -> None:
     names = [v.name for v in variants.sweep(3)]
     assert names[:3] == ["explore:0", "explore:1", "explore:2"]
     assert {"heuristic~ov0", "heuristic~wg0", "explore:0~ov0", "explore:0~wg0"} <= set(names)
+    assert {"heuristic~tt1", "explore:0~tt1"} <= set(names)
     assert {"none~s-1", "none~s+1", "explore:0~s+1"} <= set(names)
     assert len(names) == len(set(names))
     assert Variant("none", stage_delta=1).num_stages(3) == 4
     assert Variant("heuristic", overlap_wgmma=False).enable_keywords() == {
         "overlap_wgmma": False,
         "release_per_warp_group": True,
+        "take_turns": False,
     }
 
 

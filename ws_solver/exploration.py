@@ -159,6 +159,12 @@ def knobs(target: Target) -> list[dict]:
                 "how": "ws_solver.triton.enable(release_per_warp_group=...): an 8-warp "
                 "consumer releases its stages per warp group (PTX rewrite)",
             },
+            {
+                "name": "take_turns",
+                "values": [False, True],
+                "how": "ws_solver.triton.enable(take_turns=...): the two warp groups of such "
+                "a consumer take turns issuing their wgmmas (PTX rewrite)",
+            },
         ]
     return found
 

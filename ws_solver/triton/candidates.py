@@ -4,6 +4,8 @@ A name is a drop-in strategy, then optional ``~`` knob suffixes:
 
 - ``ov0``: sm_90 wgmma waits left where Triton's pipeliner put them (``overlap_wgmma=False``);
 - ``wg0``: Triton's partition-wide stage releases kept (``release_per_warp_group=False``);
+- ``tt1``: the two warp groups of such a consumer take turns at the tensor cores
+  (``take_turns=True``);
 - ``s+N`` / ``s-N``: the launch's ``num_stages`` plus or minus N.
 
 For example ``explore:2``, ``heuristic~ov0``, ``none~s+1``, ``triton~ov0~wg0`` (Triton's
@@ -25,7 +27,7 @@ from ..strategy import EXPLORE, Strategy, explore_rank
 PLANS = tuple(s.value for s in Strategy)  # explore:K aside
 SEP = "~"
 # What ws_solver.triton.autotune tries unless told otherwise, and what it builds untuned.
-DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "explore:4")
+DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "optimal~tt1", "explore:4")
 DEFAULT_STRATEGY = "optimal"
 
 
@@ -37,6 +39,7 @@ class Candidate:
     overlap_wgmma: bool = True
     release_per_warp_group: bool = True
     stage_delta: int = 0  # added to the launch's num_stages
+    take_turns: bool = False
 
     @property
     def name(self) -> str:
@@ -45,6 +48,8 @@ class Candidate:
             knobs.append("ov0")
         if not self.release_per_warp_group:
             knobs.append("wg0")
+        if self.take_turns:
+            knobs.append("tt1")
         if self.stage_delta:
             knobs.append(f"s{self.stage_delta:+d}")
         return SEP.join([self.plan, *knobs])
@@ -54,6 +59,7 @@ class Candidate:
         return {
             "overlap_wgmma": self.overlap_wgmma,
             "release_per_warp_group": self.release_per_warp_group,
+            "take_turns": self.take_turns,
         }
 
     def num_stages(self, base: int) -> int:
@@ -82,10 +88,12 @@ def parse(name: str) -> Candidate:
             fields["overlap_wgmma"] = False
         elif knob == "wg0":
             fields["release_per_warp_group"] = False
+        elif knob == "tt1":
+            fields["take_turns"] = True
         elif knob[:1] == "s" and knob[1:2] in ("+", "-") and knob[2:].isdigit():
             fields["stage_delta"] = int(knob[1:])
         else:
-            raise ValueError(f"{name!r}: unknown knob {knob!r}; use ov0, wg0, s+N or s-N")
+            raise ValueError(f"{name!r}: unknown knob {knob!r}; use ov0, wg0, tt1, s+N or s-N")
     return Candidate(plan, **fields)
 
 

@@ -43,6 +43,7 @@ def enable(
     apply_registers: bool = True,
     overlap_wgmma: bool = True,
     release_per_warp_group: bool = True,
+    take_turns: bool = False,
     cache_dir: str | os.PathLike | None = None,
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     partition_timeout: float | None = None,
@@ -60,7 +61,8 @@ def enable(
     wgmma waits where its pipeliner put them (see ``ws_solver.triton.overlap``).
     ``release_per_warp_group=False`` keeps Triton's partition-wide stage releases; by default
     the two warp groups of an 8-warp sm_90 consumer release each on its own
-    (``ws_solver.triton.wgrelease``). Binaries go to
+    (``ws_solver.triton.wgrelease``). ``take_turns=True`` then has those two warp groups
+    take turns issuing their wgmmas (``ws_solver.triton.pingpong``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
     keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
@@ -83,11 +85,12 @@ def enable(
     settings = Settings(
         strategy,
         solve,
-        apply_registers,
-        overlap_wgmma,
-        lowering_timeout,
-        release_per_warp_group,
-        partition_timeout,
+        apply_registers=apply_registers,
+        overlap_wgmma=overlap_wgmma,
+        lowering_timeout=lowering_timeout,
+        release_per_warp_group=release_per_warp_group,
+        take_turns=take_turns,
+        partition_timeout=partition_timeout,
     )
     with lock:
         if _session is not None:

@@ -22,7 +22,13 @@ from . import rewrites, versions
 from .deadline import call_with_deadline
 from .partition_check import check_partitioned
 from .reasons import failure_reason
-from .rewrites import PostPipeline, RegisterRequests, ReleasePerWarpGroup, post_pipeline
+from .rewrites import (
+    PostPipeline,
+    RegisterRequests,
+    ReleasePerWarpGroup,
+    TakeTurns,
+    post_pipeline,
+)
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
 from .unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
 
@@ -278,6 +284,10 @@ class KernelCompile:
             self.report.notes.extend(result.notes)
             if result.text != out:
                 self.unreleased_ptx, out = out, result.text
+                if self.settings.take_turns:
+                    turns = TakeTurns(frozenset(result.detail.barrier_ids)).apply(out)
+                    self.report.notes.extend(turns.notes)
+                    out = turns.text
         if self.report is not None and isinstance(out, str):
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()

@@ -5,7 +5,7 @@ compile report, and what it did (`detail`, the rewrite's own record). On the TTG
 ``pipeline`` and ``optimize_partition_warps`` (`PostPipeline`, which the lowering guard's
 child runs too): the plans' register requests, sm_90 wgmma waits sunk to their first use
 (overlap.py), the sm_90 stage-release fix (hopper.py). On the PTX: the per-warp-group stage
-release (wgrelease.py).
+release (wgrelease.py), then the warp groups' turns at the tensor cores (pingpong.py).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .overlap import sink_wgmma_waits_report
+from .pingpong import take_turns
 from .wgrelease import has_two_warp_groups, release_per_warp_group, release_ring_depth
 
 _WS_OP = re.compile(r"\bttg\.warp_specialize\(")
@@ -265,4 +266,17 @@ class ReleasePerWarpGroup:
 
     def apply(self, text: str) -> RewriteResult:
         out, done = release_per_warp_group(text, self.default_warps, self.ring_slots)
+        return RewriteResult(out, (done.note(),), done)
+
+
+@dataclass(frozen=True)
+class TakeTurns:
+    """sm_90, after ReleasePerWarpGroup: a two-warp-group consumer's warp groups take turns
+    issuing their wgmmas (pingpong.py); `detail`: TurnsReport."""
+
+    taken: frozenset[int]  # the named barriers ReleasePerWarpGroup took
+    name: str = "turns"
+
+    def apply(self, text: str) -> RewriteResult:
+        out, done = take_turns(text, self.taken)
         return RewriteResult(out, (done.note(),), done)

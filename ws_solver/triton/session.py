@@ -65,6 +65,9 @@ class Settings:
     # sm_90: release a two-warp-group consumer's stages per warp group, in the PTX
     # (wgrelease.py).
     release_per_warp_group: bool = True
+    # sm_90: after that release, the two warp groups take turns issuing their wgmmas, in
+    # the PTX (pingpong.py).
+    take_turns: bool = False
     # Wall seconds one partitioning attempt may take (None: derived from the solver's time
     # limit, see partition_limit). Not part of the digest, like lowering_timeout.
     partition_timeout: float | None = None
@@ -74,7 +77,7 @@ class Settings:
         object.__setattr__(self, "strategy", parse_strategy(self.strategy, DROPIN_STRATEGIES))
         if not isinstance(self.solve, SolveOptions):
             raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
-        for name in ("apply_registers", "overlap_wgmma", "release_per_warp_group"):
+        for name in ("apply_registers", "overlap_wgmma", "release_per_warp_group", "take_turns"):
             check_flag(getattr(self, name), name)
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
@@ -98,6 +101,7 @@ class Settings:
                 "apply_registers": self.apply_registers,
                 "overlap_wgmma": self.overlap_wgmma,
                 "release_per_warp_group": self.release_per_warp_group,
+                "take_turns": self.take_turns,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": rewrites.hopper_fix() is not None,
             }

@@ -72,6 +72,7 @@ class ReleaseReport:
     per_warp_group: int = 0  # releases now made by each warp group
     counted: int = 0  # releases kept partition-wide, arriving with count 2
     barriers: int = 0  # partition-wide barriers now per warp group
+    barrier_ids: tuple[int, ...] = ()  # the named barriers it took (one per warp group)
     reason: str = ""
 
     def note(self) -> str:
@@ -273,6 +274,7 @@ class _Rewrite:
                     lines[k] = per_wg_barrier
                     report.barriers += 1
         self.declare(t0, tid, leader, lane, bar_id, first_id)
+        report.barrier_ids = (first_id, first_id + 1)
         return "\n".join(lines), report
 
     def released_slots(self, addresses: list[tuple[int, bool]]) -> set[int]:
