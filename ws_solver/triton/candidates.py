@@ -27,7 +27,7 @@ from ..strategy import EXPLORE, Strategy, explore_rank
 PLANS = tuple(s.value for s in Strategy)  # explore:K aside
 SEP = "~"
 # What ws_solver.triton.autotune tries unless told otherwise, and what it builds untuned.
-DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "optimal~tt1", "explore:4")
+DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "explore:4")
 DEFAULT_STRATEGY = "optimal"
 
 
