@@ -51,6 +51,7 @@ from benchmarks import archive, hopper_route, variants, verify_gpu
 from benchmarks.stats import spearman
 from corpus import kernels as corpus_kernels
 from ws_solver.strategy import Strategy
+from ws_solver.triton.tuning import round_orders
 from ws_solver.triton.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -603,7 +604,10 @@ def bench_kernel(
 
     Each config's variants and its vendor reference are timed in `rounds` interleaved passes and
     the median is reported: identical binaries timed one after the other differed by up to
-    5% on the H200 (clocks drift), more than the differences between plans."""
+    5% on the H200 (clocks drift), more than the differences between plans. Each pass starts
+    one variant later (``tuning.round_orders``), as the autotuner's do: with a fixed order
+    the same two binaries came out 5% apart one way in the bench and the other way in
+    ``ws-solver tune`` (2026-12-02-warp-group-turns)."""
     import torch
     from triton.testing import do_bench
 
@@ -664,10 +668,16 @@ def bench_kernel(
             runnable.append(row)
         vendor_times: list[float] = []
         to_time, shared = timed_once(runnable)
-        for _ in range(rounds):
-            if vendor_out is not None and "error" not in vendor_row:
-                vendor_times.append(timed(ref["fn"]))
-            for row in list(to_time):
+        by_job = {row["job"]: row for row in to_time}
+        with_vendor = vendor_out is not None and "error" not in vendor_row
+        for order in round_orders([VENDOR] * with_vendor + list(by_job), rounds):
+            for job in order:  # each round starts one variant later: no fixed position
+                if job == VENDOR:
+                    vendor_times.append(timed(ref["fn"]))
+                    continue
+                row = by_job[job]
+                if row not in to_time:
+                    continue  # it failed in an earlier round
                 _progress[0] = time.monotonic()
                 with bound(module, compiled[(row["job"], "kernel")]):
                     try:
@@ -892,8 +902,9 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
         f" Python {env['python']}",
         f"- git revision measured: {env['git_revision']}",
         "- strategies: " + "; ".join(f"`{k}`: {v}" for k, v in DESCRIPTION.items()),
-        f"- timing: {env.get('timing_rounds', ROUNDS)} interleaved rounds per config, median;"
-        " variants with identical cubins are timed once (spread column: `= strategy`)",
+        f"- timing: {env.get('timing_rounds', ROUNDS)} interleaved rounds per config, each"
+        " starting one variant later, median; variants with identical cubins are timed once"
+        " (spread column: `= strategy`)",
         *_sustain_header(env.get("sustain")),
         "",
         "## Correctness",

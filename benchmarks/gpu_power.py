@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from ws_solver.triton.tuning import round_orders
+
 QUERY = (
     "clocks.sm",
     "power.draw",
@@ -153,11 +155,14 @@ def interleaved(
 ) -> dict[str, list[dict]]:
     """Each run back to back for `seconds`, in `rounds` interleaved rounds, with the GPU
     sampled throughout: name -> one summarize() row per round. `scope(name)` is entered
-    around a run's window (e.g. to bind its kernel); `report` sees each row as it comes."""
+    around a run's window (e.g. to bind its kernel); `report` sees each row as it comes.
+    Each round starts one run later (``tuning.round_orders``): no run always follows the
+    same one."""
     out: dict[str, list[dict]] = {name: [] for name in runs}
     with Sampler().running() as sampler:
-        for _ in range(rounds):
-            for name, fn in runs.items():
+        for order in round_orders(list(runs), rounds):
+            for name in order:
+                fn = runs[name]
                 with scope(name):
                     n, elapsed, start, end = sustain(fn, seconds, sync)
                 row = summarize(sampler.between(start, end), n, elapsed, work)
