@@ -51,7 +51,7 @@ from benchmarks import archive, hopper_route, variants, verify_gpu
 from benchmarks.stats import spearman
 from corpus import kernels as corpus_kernels
 from ws_solver.strategy import Strategy
-from ws_solver.triton.tuning import round_orders
+from ws_solver.triton.tuning import balanced_rounds, round_orders
 from ws_solver.triton.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -605,9 +605,9 @@ def bench_kernel(
     Each config's variants and its vendor reference are timed in `rounds` interleaved passes and
     the median is reported: identical binaries timed one after the other differed by up to
     5% on the H200 (clocks drift), more than the differences between plans. Each pass starts
-    one variant later (``tuning.round_orders``), as the autotuner's do: with a fixed order
-    the same two binaries came out 5% apart one way in the bench and the other way in
-    ``ws-solver tune`` (2026-12-02-warp-group-turns)."""
+    one variant later (``tuning.round_orders``), and `rounds` is rounded up so that every
+    binary takes every place equally often (``tuning.balanced_rounds``): the place in the
+    order moved the ratios by about 1% (2026-12-02-triton39-h200-rotated)."""
     import torch
     from triton.testing import do_bench
 
@@ -670,7 +670,8 @@ def bench_kernel(
         to_time, shared = timed_once(runnable)
         by_job = {row["job"]: row for row in to_time}
         with_vendor = vendor_out is not None and "error" not in vendor_row
-        for order in round_orders([VENDOR] * with_vendor + list(by_job), rounds):
+        entries = [VENDOR] * with_vendor + list(by_job)
+        for order in round_orders(entries, balanced_rounds(rounds, len(entries))):
             for job in order:  # each round starts one variant later: no fixed position
                 if job == VENDOR:
                     vendor_times.append(timed(ref["fn"]))
@@ -902,9 +903,9 @@ def markdown(env: dict, results: list[dict], corr: dict) -> str:
         f" Python {env['python']}",
         f"- git revision measured: {env['git_revision']}",
         "- strategies: " + "; ".join(f"`{k}`: {v}" for k, v in DESCRIPTION.items()),
-        f"- timing: {env.get('timing_rounds', ROUNDS)} interleaved rounds per config, each"
-        " starting one variant later, median; variants with identical cubins are timed once"
-        " (spread column: `= strategy`)",
+        f"- timing: {env.get('timing_rounds', ROUNDS)} or more interleaved rounds per config"
+        " (a multiple of the binaries timed), each starting one variant later, median;"
+        " variants with identical cubins are timed once (spread column: `= strategy`)",
         *_sustain_header(env.get("sustain")),
         "",
         "## Correctness",
@@ -1153,7 +1154,12 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
     parser.add_argument("--strategies", default=",".join(STRATEGIES + VERIFY_ONLY))
     parser.add_argument("--bench-kernels", default="", help="time only these kernels")
     parser.add_argument(
-        "--rounds", type=int, default=ROUNDS, help="interleaved timing rounds (median reported)"
+        "--rounds",
+        type=int,
+        default=ROUNDS,
+        help="interleaved timing rounds (median reported), at least; rounded up per config to "
+        "a multiple of the binaries timed together, so that each takes every place in the "
+        "order equally often",
     )
     parser.add_argument(
         "--sustain",

@@ -308,6 +308,9 @@ def test_ties_go_to_the_earlier_candidate() -> None:
         ["b", "c", "a"],
         ["c", "a", "b"],
     ]
+    # every entry in every place equally often: whole cycles of the order
+    assert [tuning.balanced_rounds(r, 3) for r in (1, 3, 5, 7)] == [3, 3, 6, 9]
+    assert tuning.balanced_rounds(4, 1) == 4 and tuning.balanced_rounds(4, 0) == 4
 
 
 def test_without_a_gpu_or_when_turned_off_the_default_is_built_and_said_once(

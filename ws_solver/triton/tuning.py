@@ -243,6 +243,14 @@ def round_orders(names: Sequence[str], rounds: int) -> list[list[str]]:
     return [[names[(r + i) % n] for i in range(n)] for r in range(rounds)] if n else []
 
 
+def balanced_rounds(rounds: int, entries: int) -> int:
+    """``rounds`` rounded up to a multiple of ``entries``: in ``round_orders`` each entry then
+    takes every place in the order equally often. (The H200's order effect: in one place of
+    three, stock / ws_solver read 1.150 against 1.134-1.137 in the other two,
+    2026-12-02-triton39-h200-rotated.)"""
+    return -(-rounds // entries) * entries if entries else rounds
+
+
 def fastest(times: Mapping[str, Sequence[float]]) -> str:
     """The name with the lowest median time; equal medians go to the earlier name."""
     best, best_ms = "", math.inf
