@@ -222,24 +222,11 @@ def test_the_knob_is_named_tt1():
 
 
 def _compile(config_name: str, **settings):
-    import tempfile
-
-    import triton
-    from triton.backends.compiler import GPUTarget
-
-    import ws_solver.triton as wst
     from corpus import kernels as corpus_kernels
-    from corpus.dump import ast_source
+    from tests.triton_util import compile_corpus_kernel
 
     config = corpus_kernels.load("attention_fwd").CONFIGS[config_name]
-    # the drop-in puts its binaries under cache_dir and restores Triton's cache on disable
-    wst.enable("optimal", cache=False, cache_dir=tempfile.mkdtemp(), **settings)
-    try:
-        source = ast_source("attention_fwd", config)
-        options = corpus_kernels.options(config)
-        return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
-    finally:
-        wst.disable()
+    return compile_corpus_kernel("attention_fwd", config, "optimal", cache=False, **settings)
 
 
 def _turn_notes(kernel) -> list[str]:

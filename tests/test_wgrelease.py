@@ -190,25 +190,11 @@ def _compile_gemm_w8(**settings):
 
 
 def _compile(kernel_name: str, config_name: str, strategy: str, **settings):
-    import tempfile
-
-    import triton
-    from triton import knobs
-    from triton.backends.compiler import GPUTarget
-
-    import ws_solver.triton as wst
     from corpus import kernels as corpus_kernels
-    from corpus.dump import ast_source
+    from tests.triton_util import compile_corpus_kernel
 
     config = corpus_kernels.load(kernel_name).CONFIGS[config_name]
-    knobs.cache.dir = tempfile.mkdtemp()
-    wst.enable(strategy, cache=False, **settings)
-    try:
-        source = ast_source(kernel_name, config)
-        options = corpus_kernels.options(config)
-        return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
-    finally:
-        wst.disable()
+    return compile_corpus_kernel(kernel_name, config, strategy, cache=False, **settings)
 
 
 def _release_notes(kernel) -> list[str]:

@@ -44,10 +44,12 @@ def parse_with_triton(text: str, cap: int):
         os.unlink(path)
 
 
-def compile_corpus_config(
+def compile_corpus_kernel(
     kernel: str, config: dict, strategy: str, capability: int = 90, **settings
-) -> str:
-    """Final TTGIR of a corpus kernel compiled with `config` through the drop-in."""
+):
+    """A corpus kernel compiled with `config` through the drop-in (`settings`: enable()'s
+    keywords), on the CPU; the drop-in's binaries go to a folder removed afterwards, and
+    Triton's own cache settings are restored."""
     import triton
 
     from corpus import kernels as corpus_kernels
@@ -57,11 +59,18 @@ def compile_corpus_config(
     src = ast_source(kernel, config)
     with (
         tempfile.TemporaryDirectory(prefix="ws_test_cache_") as cache_dir,
-        dropin.partitioner(strategy, cache_dir=cache_dir, lowering_timeout=None, **settings),
+        dropin.partitioner(strategy, cache_dir=cache_dir, **settings),
     ):
-        compiled = triton.compile(
+        return triton.compile(
             src,
             target=GPUTarget("cuda", capability, 32),
             options=corpus_kernels.options(config),
         )
-    return compiled.asm["ttgir"]
+
+
+def compile_corpus_config(
+    kernel: str, config: dict, strategy: str, capability: int = 90, **settings
+) -> str:
+    """Final TTGIR of a corpus kernel compiled with `config` through the drop-in."""
+    settings.setdefault("lowering_timeout", None)
+    return compile_corpus_kernel(kernel, config, strategy, capability, **settings).asm["ttgir"]

@@ -35,21 +35,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .ptx import LABEL, declare_more, free_barrier_pair, loops, register_counts, tid_register
 from .wgrelease import WARP_GROUP_THREADS
 
 _FENCE = re.compile(r"^\s*wgmma\.fence\.sync\.aligned;")
 _COMMIT = re.compile(r"^\s*wgmma\.commit_group\.sync\.aligned;")
 _WAIT_ALL = re.compile(r"^\s*wgmma\.wait_group\.sync\.aligned\s+0;")
-_LABEL = re.compile(r"^(\$L__\w+):")
-_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
 _LATCH = re.compile(r"^\s*@!?%p\d+\s+bra(?:\.uni)?\s+(\$L__\w+);")
 _ANY_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\S+);")
-_TID = re.compile(r"^\s*mov\.u32\s+(%r\d+),\s*%tid\.x;")
 # What wgrelease leaves in a loop it made per warp group: a barrier over 128 threads.
 _PER_WG_BAR = re.compile(rf"^\s*bar\.sync\s+%r\d+,\s*{WARP_GROUP_THREADS};")
 _ANY_BAR = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
-_BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\s+(\d+)")
-_REG_DECL = re.compile(r"^(\s*\.reg\s+\.(pred|b32)\s+%(p|r))<(\d+)>;")
 _UNCONDITIONAL = re.compile(r"^\s*(?:bra(?:\.uni)?\s|ret;|exit;)")
 
 
@@ -87,7 +83,7 @@ def take_turns(ptx: str, taken: frozenset[int] = frozenset()) -> tuple[str, Turn
     (wgrelease's pair)."""
     lines = ptx.split("\n")
     try:
-        found = [_eligible(lines, loop) for loop in _loops(lines)]
+        found = [_eligible(lines, loop) for loop in _innermost_loops(lines)]
         loops = [loop for loop in found if loop is not None]
         if not loops:
             raise _NotApplicable("no loop of a two-warp-group consumer issues two wgmma groups")
@@ -96,18 +92,13 @@ def take_turns(ptx: str, taken: frozenset[int] = frozenset()) -> tuple[str, Turn
         return ptx, TurnsReport(reason=str(e))
 
 
-def _loops(lines: list[str]) -> list[tuple[int, int]]:
+def _innermost_loops(lines: list[str]) -> list[tuple[int, int]]:
     """(header label line, latch line) of every innermost loop."""
-    labels = {m.group(1): i for i, line in enumerate(lines) if (m := _LABEL.match(line))}
-    loops = [
-        (labels[m.group(1)], j)
-        for j, line in enumerate(lines)
-        if (m := _BRANCH.search(line)) and labels.get(m.group(1), j) < j
-    ]
+    found = loops(lines)
     return [
         (s, e)
-        for s, e in loops
-        if not any(s < s2 and e2 < e for s2, e2 in loops if (s2, e2) != (s, e))
+        for s, e in found
+        if not any(s < s2 and e2 < e for s2, e2 in found if (s2, e2) != (s, e))
     ]
 
 
@@ -138,7 +129,7 @@ def _eligible(lines: list[str], loop: tuple[int, int]) -> _Loop | None:
             raise _NotApplicable(f"{where} has another exit (line {i + 1})")
     if not _LATCH.match(lines[latch]):
         raise _NotApplicable(f"{where} does not end in a conditional back branch")
-    header_name = _LABEL.match(lines[header]).group(1)  # type: ignore[union-attr]
+    header_name = LABEL.match(lines[header]).group(1)  # type: ignore[union-attr]
     targets = sum(
         1 for line in lines if (m := _ANY_BRANCH.search(line)) and m.group(1) == header_name
     )
@@ -162,13 +153,14 @@ def _label_line(lines: list[str], name: str) -> int:
 
 
 def _rewrite(lines: list[str], loops: list[_Loop], taken: frozenset[int]) -> str:
-    first = _free_barrier_pair(lines, taken)
-    tids = {m.group(1) for line in lines if (m := _TID.match(line))}
-    if len(tids) != 1:
-        raise _NotApplicable(f"{len(tids)} reads of %tid.x, not 1")
-    tid = tids.pop()
-    counts = {m.group(3): int(m.group(4)) for line in lines if (m := _REG_DECL.match(line))}
-    if set(counts) != {"p", "r"}:
+    first = free_barrier_pair(lines, taken)
+    if first is None:
+        raise _NotApplicable("no two free named barriers")
+    tid = tid_register(lines)
+    if tid is None:
+        raise _NotApplicable("%tid.x is not read exactly once")
+    counts = register_counts(lines)
+    if counts is None:
         raise _NotApplicable("no .reg declarations to extend")
     second, own, other = f"%p{counts['p']}", f"%r{counts['r']}", f"%r{counts['r'] + 1}"
     wg = f"%r{counts['r'] + 2}"
@@ -203,19 +195,5 @@ def _rewrite(lines: list[str], loops: list[_Loop], taken: frozenset[int]) -> str
         )
     for at, new in sorted(edits, key=lambda e: e[0], reverse=True):
         out[at:at] = new
-    for i, line in enumerate(out):
-        m = _REG_DECL.match(line)
-        if m:
-            extra = 1 if m.group(3) == "p" else 3
-            out[i] = f"{m.group(1)}<{int(m.group(4)) + extra}>;"
+    declare_more(out, predicates=1, b32=3)
     return "\n".join(out)
-
-
-def _free_barrier_pair(lines: list[str], taken: frozenset[int]) -> int:
-    """The first of two consecutive named barrier ids neither an instruction names nor
-    ``taken`` holds."""
-    used = {int(m.group(1)) for line in lines if (m := _BAR_ID.match(line))} | taken
-    for first in range(1, 15):
-        if not {first, first + 1} & used:
-            return first
-    raise _NotApplicable("no two free named barriers")

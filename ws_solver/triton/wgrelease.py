@@ -36,9 +36,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .ptx import TID, declare_more, free_barrier_pair, loops, register_counts
+
 WARP_GROUP_THREADS = 128
 _REG = r"%r\d+"
-_TID = re.compile(rf"^\s*mov\.u32\s+({_REG}),\s*%tid\.x;")
 _MASK = re.compile(rf"^\s*and\.b32\s+({_REG}),\s*({_REG}),\s*255;")
 _SETP0 = re.compile(rf"^\s*setp\.eq\.(?:b32|s32|u32)\s+(%p\d+),\s*({_REG}),\s*0;")
 _AND_PRED = re.compile(r"^\s*and\.pred\s+(%p\d+),\s*(%p\d+),\s*(%p\d+);")
@@ -47,14 +48,10 @@ _ANY_ARRIVE = re.compile(rf"mbarrier\.arrive(?:\.\w+)*(?:\.shared(?:::cta)?)?\.b
 _INIT = re.compile(rf"^\s*@(%p\d+) mbarrier\.init\.shared::cta\.b64 \[({_REG})\], (\d+);\s*$")
 _PARTITION_BAR = re.compile(r"^\s*bar\.sync\s+0,\s*256;\s*$")
 _ANY_BAR = re.compile(r"^\s*(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
-_BAR_ID = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\s+(\d+)")
-_LABEL = re.compile(r"^(\$L__\w+):")
-_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__\w+);")
 _GUARD = re.compile(r"^\s*@(%p\d+)\s")
 _FALSE = re.compile(r"^\s*mov\.pred\s+(%p\d+),\s*0;")
 # An instruction's destinations: `%p1, ...`, `%r1|%p1, ...` (elect.sync), `%p1|%p2, ...`.
 _DESTINATIONS = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+((?:%\w+\|)*%\w+)\s*,")
-_REG_DECL = re.compile(r"^(\s*\.reg\s+\.(pred|b32)\s+%(p|r))<(\d+)>;")
 # Generic-proxy shared-memory data accesses: anything one warp group could hand the other.
 _SHARED_DATA = re.compile(
     r"\b(?:ld|st|atom|red)\.shared\b|\bldmatrix\b|\bstmatrix\b|cp\.async\.c[ag]"
@@ -138,12 +135,7 @@ class _Rewrite:
             m = _DEF.match(line)
             if m:
                 self.defs.setdefault(m.group(2), []).append(i)
-        labels = {m.group(1): i for i, line in enumerate(lines) if (m := _LABEL.match(line))}
-        self.loops = [  # (label line, back-branch line) of every loop
-            (labels[m.group(1)], j)
-            for j, line in enumerate(lines)
-            if (m := _BRANCH.search(line)) and labels.get(m.group(1), j) < j
-        ]
+        self.loops = loops(lines)
         self.report = ReleaseReport()
         # Predicates only ever set false (a peeled iteration's release that never happens):
         # their arrives are dead code.
@@ -181,7 +173,7 @@ class _Rewrite:
 
     def thread0(self) -> tuple[str, str]:
         """(the predicate 'first thread of the default region', the %tid.x register)."""
-        tids = {m.group(1) for line in self.lines if (m := _TID.match(line))}
+        tids = {m.group(1) for line in self.lines if (m := TID.match(line))}
         masked = {
             m.group(1): m.group(2)
             for line in self.lines
@@ -327,30 +319,21 @@ class _Rewrite:
 
     def free_barrier_pair(self) -> int:
         """The first of two consecutive named barrier ids nothing uses (one per warp group)."""
-        used = {int(m.group(1)) for line in self.lines if (m := _BAR_ID.match(line))}
-        for first in range(1, 15):
-            if first not in used and first + 1 not in used:
-                return first
-        raise _NotApplicable("no two free named barriers")
+        first = free_barrier_pair(self.lines)
+        if first is None:
+            raise _NotApplicable("no two free named barriers")
+        return first
 
     def new_registers(self) -> tuple[str, str, str]:
         """Names for the warp group's first-thread predicate, a lane and its barrier id."""
-        counts = {}
-        for line in self.lines:
-            m = _REG_DECL.match(line)
-            if m:
-                counts[m.group(3)] = int(m.group(4))
-        if set(counts) != {"p", "r"}:
+        counts = register_counts(self.lines)
+        if counts is None:
             raise _NotApplicable("no .reg declarations to extend")
         return f"%p{counts['p']}", f"%r{counts['r']}", f"%r{counts['r'] + 1}"
 
     def declare(self, t0: str, tid: str, leader: str, lane: str, bar_id: str, first: int) -> None:
         """Extend the .reg declarations and compute the new registers where ``t0`` is."""
-        for i, line in enumerate(self.lines):
-            m = _REG_DECL.match(line)
-            if m:
-                extra = 1 if m.group(3) == "p" else 2
-                self.lines[i] = f"{m.group(1)}<{int(m.group(4)) + extra}>;"
+        declare_more(self.lines, predicates=1, b32=2)
         at = next(
             i for i, line in enumerate(self.lines) if (m := _SETP0.match(line)) and m.group(1) == t0
         )
