@@ -84,10 +84,10 @@ def take_turns(ptx: str, taken: frozenset[int] = frozenset()) -> tuple[str, Turn
     lines = ptx.split("\n")
     try:
         found = [_eligible(lines, loop) for loop in _innermost_loops(lines)]
-        loops = [loop for loop in found if loop is not None]
-        if not loops:
+        eligible = [loop for loop in found if loop is not None]
+        if not eligible:
             raise _NotApplicable("no loop of a two-warp-group consumer issues two wgmma groups")
-        return _rewrite(lines, loops, taken), TurnsReport(loops=len(loops))
+        return _rewrite(lines, eligible, taken), TurnsReport(loops=len(eligible))
     except _NotApplicable as e:
         return ptx, TurnsReport(reason=str(e))
 
@@ -136,11 +136,14 @@ def _eligible(lines: list[str], loop: tuple[int, int]) -> _Loop | None:
     if targets != 1:
         raise _NotApplicable(f"{where} is entered by {targets - 1} branch(es) besides its latch")
     previous = next(
-        k
-        for k in range(header - 1, -1, -1)
-        if lines[k].strip() and not lines[k].lstrip().startswith("//")
+        (
+            k
+            for k in range(header - 1, -1, -1)
+            if lines[k].strip() and not lines[k].lstrip().startswith("//")
+        ),
+        None,
     )
-    if _UNCONDITIONAL.match(lines[previous]):
+    if previous is None or _UNCONDITIONAL.match(lines[previous]):
         raise _NotApplicable(f"{where} has no fall-through preheader")
     return _Loop(header, latch, ca, fb)
 
@@ -152,7 +155,7 @@ def _label_line(lines: list[str], name: str) -> int:
     return -1
 
 
-def _rewrite(lines: list[str], loops: list[_Loop], taken: frozenset[int]) -> str:
+def _rewrite(lines: list[str], eligible: list[_Loop], taken: frozenset[int]) -> str:
     first = free_barrier_pair(lines, taken)
     if first is None:
         raise _NotApplicable("no two free named barriers")
@@ -167,7 +170,7 @@ def _rewrite(lines: list[str], loops: list[_Loop], taken: frozenset[int]) -> str
     out = list(lines)
     # Insert from the bottom up so that earlier line numbers stay valid.
     edits: list[tuple[int, list[str]]] = []
-    for loop in loops:
+    for loop in eligible:
         edits.append(
             (
                 loop.latch + 1,
