@@ -197,6 +197,10 @@ def _drop_line(text: str, needle: str, nth: int = 0) -> str:
             lambda t: t.replace("\tmov.b32 \t%r20, 0;\n", "\tbra.uni \t$L__BB0_2;\n"),
             "entered by 1 branch",
         ),
+        (
+            lambda t: t.replace("\tret;", "\tbar.sync \t%r30, 64;\n\tret;"),
+            "takes its id from a register",
+        ),
     ],
 )
 def test_anything_unrecognised_leaves_the_ptx_alone(edit, reason):

@@ -46,6 +46,7 @@ _ANY_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\S+);")
 # What wgrelease leaves in a loop it made per warp group: a barrier over 128 threads.
 _PER_WG_BAR = re.compile(rf"^\s*bar\.sync\s+%r\d+,\s*{WARP_GROUP_THREADS};")
 _ANY_BAR = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.(?:sync|arrive|red\.\w+)\b")
+_REGISTER_BAR = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:bar|barrier)\.\w+(?:\.\w+)*\s+%r\d+")
 _UNCONDITIONAL = re.compile(r"^\s*(?:bra(?:\.uni)?\s|ret;|exit;)")
 
 
@@ -156,6 +157,9 @@ def _label_line(lines: list[str], name: str) -> int:
 
 
 def _rewrite(lines: list[str], eligible: list[_Loop], taken: frozenset[int]) -> str:
+    if any(_REGISTER_BAR.match(line) and not _PER_WG_BAR.match(line) for line in lines):
+        # its id could be any: nothing tells which ids are free
+        raise _NotApplicable("a named barrier other than wgrelease's takes its id from a register")
     first = free_barrier_pair(lines, taken)
     if first is None:
         raise _NotApplicable("no two free named barriers")
