@@ -31,9 +31,10 @@ def to_markdown(document: dict) -> str:
         f"{env.get('revision', '?')})",
         f"- candidates: {', '.join(f'`{c}`' for c in document.get('candidates', []))}; "
         f"reference `{document.get('reference', '')}`",
-        f"- tuning: {document.get('rounds')} interleaved do_bench round(s) per distinct binary; "
-        f"recheck: {document.get('recheck_rounds')} more round(s), timed separately after the "
-        "choice",
+        f"- tuning: {document.get('rounds')} or more interleaved do_bench round(s) per distinct "
+        "binary (whole cycles of the order, each round starting one binary later); "
+        f"recheck: {document.get('recheck_rounds')} or more round(s), timed separately after "
+        "the choice",
         f"- Triton caches warmed by {document.get('jobs', 1)} parallel compile job(s) first"
         if document.get("jobs", 1) > 1
         else "- candidates compiled in the tuning process (cold caches)",

@@ -247,6 +247,8 @@ class Autotuner(KernelInterface):
             report.winner, report.tuned, report.note = self.default.name, False, str(e)
             return report, self.default
         report.winner = winner_name
+        # the rounds run: `rounds` rounded up to whole cycles of the distinct binaries
+        report.rounds = max((len(o.ms) for o in tuning.outcomes.values()), default=0)
         report.candidates = [
             tuning.outcomes.get(c.name) or Outcome(c.name, status="pruned") for c in self.candidates
         ]

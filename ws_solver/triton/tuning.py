@@ -266,11 +266,12 @@ def fastest(times: Mapping[str, Sequence[float]]) -> str:
 def time_rounds(
     timer: Timer, calls: Mapping[str, Callable[[], None]], rounds: int
 ) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """Time each call once per round, in ``round_orders``; (ms per round by name, the first
-    error of each call that raised: it is not timed again)."""
+    """Time each call once per round, in ``round_orders``, ``rounds`` rounded up to whole
+    cycles of the order (``balanced_rounds``); (ms per round by name, the first error of
+    each call that raised: it is not timed again)."""
     times: dict[str, list[float]] = {name: [] for name in calls}
     errors: dict[str, str] = {}
-    for order in round_orders(list(calls), rounds):
+    for order in round_orders(list(calls), balanced_rounds(rounds, len(calls))):
         for name in order:
             if name in errors:
                 continue
