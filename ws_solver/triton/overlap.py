@@ -117,29 +117,29 @@ class _Sink:
     target: int  # the wait goes just before the op at this position
     passed_dots: int  # asynchronous wgmmas it passes
     carried: list[Op]  # arrive_barriers that go down with it
-    held: bool = False  # stopped by a release it was not to carry
 
 
-def _sink_target(block: Block, at: int, keep_releases: bool) -> _Sink:
-    """Where the wait at `at` can move to, and what it passes or carries on the way."""
+def _sink_targets(block: Block, at: int) -> tuple[_Sink, _Sink | None]:
+    """Where the wait at `at` can move to, and what it passes or carries on the way; and
+    where it stops if it may not pass a stage release (None: it meets none)."""
     wait = block.ops[at]
     guarded = {id(v) for v in wait.results} | {id(v) for v in wait.operands}
     sink = _Sink(at + 1, 0, [])
+    held = None
     while sink.target < len(block.ops):
         op = block.ops[sink.target]
         if _reads_any(op, guarded):
             break
         if op.name == ARRIVE and not op.regions:
-            if keep_releases:
-                sink.held = True
-                break
+            if held is None:
+                held = _Sink(sink.target, sink.passed_dots, [])
             sink.carried.append(op)
         elif not _passable(op) or (sink.carried and (op.name == WAIT_BARRIER or op.name == DOT)):
             break
         elif is_async_dot(op):
             sink.passed_dots += 1
         sink.target += 1
-    return sink
+    return sink, held
 
 
 def _passed(block: Block, at: int, sink: _Sink) -> list[Op]:
@@ -154,9 +154,10 @@ def _sink_block(module: Module, block: Block, report: OverlapReport, keep_releas
     for at, op in enumerate(block.ops):
         if op.name != WAIT or pendings(op) is None:
             continue
-        sink = _sink_target(block, at, keep_releases)
+        free, held = _sink_targets(block, at)
+        sink = held if keep_releases and held is not None else free
         passed = _passed(block, at, sink)
-        if sink.held and len(_passed(block, at, _sink_target(block, at, False))) > len(passed):
+        if sink is held and len(_passed(block, at, free)) > len(passed):
             report.held_by_release += 1
         if not passed:
             continue
