@@ -20,7 +20,7 @@ from .plan import is_assignable, is_duplicable
 from .resources import lanes, single_partition_ctas
 from .target import Target
 from .tmem_handoffs import TmemHandoff, tmem_handoffs
-from .traverse import longest_paths, reaches
+from .traverse import longest_paths, reaches, successors
 
 UNITS = ("tensor", "memory", "sfu", "alu", "smem")
 
@@ -170,10 +170,7 @@ def _operand_loads(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
     memdesc views, wgmma. Their stages are what the shared stall is about; a load whose data
     is computed on first (attention_bwd's delta, 256 bytes) waits on no stage a wgmma holds."""
     targets = frozenset(wgmmas)
-    memdesc = {
-        n.id: [e.dst for e in graph.out_edges(n.id) if not e.distance and e.value_kind == "memdesc"]
-        for n in graph.nodes
-    }
+    memdesc = successors(graph, "memdesc")
     return tuple(
         n.id
         for n in graph.of_kind(NodeKind.LOAD)

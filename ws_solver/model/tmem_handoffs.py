@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .graph import LoopGraph
 from .kinds import TMEM_LOAD, TMEM_STORE, NodeKind
 from .lowering import tmem_buffers
-from .traverse import reaches
+from .traverse import reaches, successors
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,7 @@ def tmem_handoffs(graph: LoopGraph) -> tuple[TmemHandoff, ...]:
     epilogue) takes 2 x 128 once the epilogue runs apart
     (benchmarks/results/2026-12-02-tmem-handoffs)."""
     nodes = graph.nodes
-    data = {
-        n.id: [e.dst for e in graph.out_edges(n.id) if e.distance == 0 and e.value_kind == "tensor"]
-        for n in graph.nodes
-    }
+    data = successors(graph, "tensor")
     found = []
     for name, ops in tmem_buffers(graph).items():
         mmas = [n for n in ops if nodes[n].kind == NodeKind.MMA]

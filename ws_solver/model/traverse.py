@@ -33,6 +33,15 @@ def reaches(
     return False
 
 
+def successors(graph: LoopGraph, kind: str) -> dict[int, list[int]]:
+    """Per node: the nodes its results of value kind `kind` feed in the same iteration (the
+    `succ` of a `reaches` walk along one kind of value)."""
+    return {
+        n.id: [e.dst for e in graph.out_edges(n.id) if not e.distance and e.value_kind == kind]
+        for n in graph.nodes
+    }
+
+
 def descendants(graph: LoopGraph, sources: Iterable[int]) -> frozenset[int]:
     """`sources` and every node their results reach, through edges of either distance."""
     return frozenset(_closure(sources, graph.out_edges, lambda e: e.dst))

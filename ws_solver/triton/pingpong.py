@@ -35,7 +35,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .ptx import LABEL, declare_more, free_barrier_pair, loops, register_counts, tid_register
+from .ptx import (
+    LABEL,
+    declare_more,
+    free_barrier_pair,
+    labels,
+    loops,
+    register_counts,
+    tid_register,
+)
 from .wgrelease import WARP_GROUP_THREADS
 
 _FENCE = re.compile(r"^\s*wgmma\.fence\.sync\.aligned;")
@@ -84,7 +92,8 @@ def take_turns(ptx: str, taken: frozenset[int] = frozenset()) -> tuple[str, Turn
     (wgrelease's pair)."""
     lines = ptx.split("\n")
     try:
-        found = [_eligible(lines, loop) for loop in _innermost_loops(lines)]
+        at = labels(lines)
+        found = [_eligible(lines, loop, at) for loop in _innermost_loops(lines, at)]
         eligible = [loop for loop in found if loop is not None]
         if not eligible:
             raise _NotApplicable("no loop of a two-warp-group consumer issues two wgmma groups")
@@ -93,9 +102,9 @@ def take_turns(ptx: str, taken: frozenset[int] = frozenset()) -> tuple[str, Turn
         return ptx, TurnsReport(reason=str(e))
 
 
-def _innermost_loops(lines: list[str]) -> list[tuple[int, int]]:
+def _innermost_loops(lines: list[str], at: dict[str, int]) -> list[tuple[int, int]]:
     """(header label line, latch line) of every innermost loop."""
-    found = loops(lines)
+    found = loops(lines, at)
     return [
         (s, e)
         for s, e in found
@@ -103,7 +112,7 @@ def _innermost_loops(lines: list[str]) -> list[tuple[int, int]]:
     ]
 
 
-def _eligible(lines: list[str], loop: tuple[int, int]) -> _Loop | None:
+def _eligible(lines: list[str], loop: tuple[int, int], at: dict[str, int]) -> _Loop | None:
     """The loop's turn points, or None when it is not this shape (an error when it is but
     something about it is in doubt)."""
     header, latch = loop
@@ -116,17 +125,17 @@ def _eligible(lines: list[str], loop: tuple[int, int]) -> _Loop | None:
         return None  # not a loop wgrelease made per warp group
     fa, fb = fences
     ca, cb = commits
-    if not fa < ca < fb < cb:
-        raise _NotApplicable(f"the wgmma groups of the loop at line {header + 1} interleave")
-    if not any(_WAIT_ALL.match(lines[i]) for i in range(ca, fb)):
-        raise _NotApplicable(f"the loop at line {header + 1} does not await A before issuing B")
     where = f"the loop at line {header + 1}"
+    if not fa < ca < fb < cb:
+        raise _NotApplicable(f"the wgmma groups of {where} interleave")
+    if not any(_WAIT_ALL.match(lines[i]) for i in range(ca, fb)):
+        raise _NotApplicable(f"{where} does not await A before issuing B")
     for i in body:
         line = lines[i]
         if _ANY_BAR.match(line) and not _PER_WG_BAR.match(line):
             raise _NotApplicable(f"{where} has a barrier over more than a warp group")
         m = _ANY_BRANCH.search(line)
-        if m and m.group(1) != "waitLoop" and not (header < _label_line(lines, m.group(1)) < latch):
+        if m and m.group(1) != "waitLoop" and not (header < at.get(m.group(1), -1) < latch):
             raise _NotApplicable(f"{where} has another exit (line {i + 1})")
     if not _LATCH.match(lines[latch]):
         raise _NotApplicable(f"{where} does not end in a conditional back branch")
@@ -147,13 +156,6 @@ def _eligible(lines: list[str], loop: tuple[int, int]) -> _Loop | None:
     if previous is None or _UNCONDITIONAL.match(lines[previous]):
         raise _NotApplicable(f"{where} has no fall-through preheader")
     return _Loop(header, latch, ca, fb)
-
-
-def _label_line(lines: list[str], name: str) -> int:
-    for i, line in enumerate(lines):
-        if line.startswith(name + ":"):
-            return i
-    return -1
 
 
 def _rewrite(lines: list[str], eligible: list[_Loop], taken: frozenset[int]) -> str:

@@ -13,13 +13,19 @@ REG_DECL = re.compile(r"^(\s*\.reg\s+\.(pred|b32)\s+%(p|r))<(\d+)>;")
 NAMED_BARRIERS = 16  # per CTA; id 0 is __syncthreads'
 
 
-def loops(lines: list[str]) -> list[tuple[int, int]]:
-    """(label line, back-branch line) of every loop: a branch to a label above it."""
-    labels = {m.group(1): i for i, line in enumerate(lines) if (m := LABEL.match(line))}
+def labels(lines: list[str]) -> dict[str, int]:
+    """Each label's line."""
+    return {m.group(1): i for i, line in enumerate(lines) if (m := LABEL.match(line))}
+
+
+def loops(lines: list[str], at: dict[str, int] | None = None) -> list[tuple[int, int]]:
+    """(label line, back-branch line) of every loop: a branch to a label above it (`at`:
+    the labels' lines, when the caller has them)."""
+    at = labels(lines) if at is None else at
     return [
-        (labels[m.group(1)], j)
+        (at[m.group(1)], j)
         for j, line in enumerate(lines)
-        if (m := BRANCH.search(line)) and labels.get(m.group(1), j) < j
+        if (m := BRANCH.search(line)) and at.get(m.group(1), j) < j
     ]
 
 
