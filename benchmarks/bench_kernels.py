@@ -1150,7 +1150,11 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
     `benchmarks.sweep_backend.Distributed`: Ray); None: here, as always."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", default=",".join(corpus_kernels.KERNEL_MODULES))
-    parser.add_argument("--configs", default="", help="only configs whose name contains this")
+    parser.add_argument(
+        "--configs",
+        default="",
+        help="only configs whose name contains one of these (comma-separated substrings)",
+    )
     parser.add_argument("--strategies", default=",".join(STRATEGIES + VERIFY_ONLY))
     parser.add_argument("--bench-kernels", default="", help="time only these kernels")
     parser.add_argument(
@@ -1211,12 +1215,18 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
     return run(args, distributed, command)
 
 
+def config_matches(config: str, patterns: str) -> bool:
+    """Whether `config` contains one of the comma-separated `patterns` (any, when none)."""
+    wanted = [p for p in patterns.split(",") if p]
+    return not wanted or any(p in config for p in wanted)
+
+
 def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
     """Compile, then (not --dry-run) verify and time: here, or `distributed`."""
 
     kernels = [k for k in args.kernels.split(",") if k]
     strategies = [s for s in args.strategies.split(",") if s]
-    jobs = [j for j in all_jobs(kernels, strategies) if args.configs in j.config]
+    jobs = [j for j in all_jobs(kernels, strategies) if config_matches(j.config, args.configs)]
     cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

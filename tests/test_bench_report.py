@@ -69,6 +69,13 @@ def test_markdown_has_every_section() -> None:
     assert "SDPA cuDNN backend" in md  # the vendor's alternatives, timed in the same run
 
 
+def test_configs_filter_takes_several_substrings() -> None:
+    assert bench.config_matches("d128_m128n128_w8_s2", "")
+    assert bench.config_matches("t64x128x64_w4_s4", "d128,t64x128")
+    assert bench.config_matches("causal_d128_m128n128_w8_s2", "d128,t64x128")
+    assert not bench.config_matches("d64_m128n64_w4_s3", "d128,t64x128")
+
+
 def test_extra_configs_merge_and_refuse_a_changed_corpus_config(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(bench.EXTRA_CONFIGS_ENV, "")  # restored (unset) after the test
     module = corpus_kernels.load("gemm_tma")
