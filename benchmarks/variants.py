@@ -3,7 +3,7 @@
 The names are those of ``ws_solver.triton.candidates`` (``explore:2``, ``heuristic~ov0``,
 ``optimal~wg0``, ``none~s+1``), less the names the bench gives meanings of its own: a bare
 ``none``/``heuristic``/``optimal`` is a bench strategy, and ``triton`` variants are the bench's
-``triton*`` strategies (see bench_kernels.DROPIN_SETTINGS).
+``triton*`` strategies (see bench_strategies.DROPIN_SETTINGS).
 """
 
 from __future__ import annotations

@@ -64,7 +64,14 @@ def test_correlations_are_per_config_over_distinct_binaries() -> None:
 def test_markdown_has_every_section() -> None:
     data = json.loads(FINAL.read_text())
     md = bench.markdown(data["environment"], data["results"], bench.correlations(data["results"]))
-    for section in ("## Correctness", "## Speed", "## Targets", "## ws_solver vs Triton"):
+    sections = (
+        "## Correctness",
+        "## Speed",
+        "## Targets",
+        "## ws_solver vs Triton",
+        "## Against stock",
+    )
+    for section in sections:
         assert section in md
     assert "SDPA cuDNN backend" in md  # the vendor's alternatives, timed in the same run
 

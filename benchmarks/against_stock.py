@@ -1,0 +1,154 @@
+"""ws_solver against stock Triton, as issue 22 measures it: stock's time over a strategy's,
+per config that both compiled, verified and timed in the same run, and the geomean.
+
+Configs where the strategy builds stock's own cubin count as 1 (the bench times a shared
+cubin once); the geomean over the configs whose cubins differ is given beside it. Over
+several runs (`python -m benchmarks.against_stock A/results.json B/results.json ...`) each
+run's geomean is one value: the runs are not pooled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.bench_strategies import status_of
+
+STOCK = "builtin"
+DEFAULT_STRATEGY = "optimal"
+
+
+@dataclass(frozen=True)
+class ConfigRatio:
+    kernel: str
+    config: str
+    ratio: float  # stock ms / strategy ms (> 1: the strategy is faster)
+    same_binary: bool | None  # None: a side has no cubin digest (runs before they were kept)
+
+
+@dataclass(frozen=True)
+class AgainstStock:
+    strategy: str
+    configs: tuple[ConfigRatio, ...]
+
+    @property
+    def geomean(self) -> float | None:
+        return geomean(c.ratio for c in self.configs)
+
+    @property
+    def differing(self) -> tuple[ConfigRatio, ...]:
+        return tuple(c for c in self.configs if c.same_binary is False)
+
+    @property
+    def digests_known(self) -> bool:
+        return all(c.same_binary is not None for c in self.configs)
+
+    @property
+    def geomean_differing(self) -> float | None:
+        return geomean(c.ratio for c in self.differing)
+
+    @property
+    def slowest(self) -> ConfigRatio | None:
+        return min(self.configs, key=lambda c: c.ratio, default=None)
+
+
+def geomean(values: Iterable[float]) -> float | None:
+    logs = [math.log(v) for v in values]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def _timed(row: dict, ok: Callable[[dict], bool]) -> bool:
+    return ok(row) and "ms" in (row.get("bench") or {})
+
+
+def against_stock(
+    results: list[dict], ok: Callable[[dict], bool], strategy: str = DEFAULT_STRATEGY
+) -> AgainstStock:
+    """Per config with a verified, timed row of both `strategy` and stock: their ratio."""
+    rows = {(r["kernel"], r["config"], r["strategy"]): r for r in results}
+    configs = []
+    for (kernel, config, name), row in rows.items():
+        stock = rows.get((kernel, config, STOCK))
+        if name != strategy or stock is None or not (_timed(row, ok) and _timed(stock, ok)):
+            continue
+        digests = [(r.get("compile") or {}).get("binary") for r in (row, stock)]
+        same = None if None in digests else digests[0] == digests[1]
+        ratio = stock["bench"]["ms"] / row["bench"]["ms"]
+        configs.append(ConfigRatio(kernel, config, ratio, same))
+    return AgainstStock(strategy, tuple(sorted(configs, key=lambda c: (c.kernel, c.config))))
+
+
+def summary_line(result: AgainstStock) -> str:
+    """One line: the geomean over the configs, over the differing ones, and the slowest."""
+    if not result.configs:
+        return f"`{result.strategy}`: no config timed beside stock"
+    slowest = result.slowest
+    assert slowest is not None
+    differing = result.geomean_differing
+    return (
+        f"`{result.strategy}`: stock / `{result.strategy}` geomean **{result.geomean:.4f}** over "
+        f"{len(result.configs)} configs; "
+        + (
+            "cubin digests not recorded; "
+            if not result.digests_known
+            else f"{differing:.4f} over the {len(result.differing)} whose cubins differ; "
+            if differing is not None
+            else "every cubin is stock's; "
+        )
+        + f"lowest {slowest.ratio:.3f} ({slowest.kernel} {slowest.config})"
+    )
+
+
+def markdown_section(results: list[dict], ok: Callable[[dict], bool]) -> list[str]:
+    """`## Against stock Triton` for each ws_solver strategy timed beside stock (or nothing)."""
+    if not any(r["strategy"] == STOCK for r in results):
+        return []
+    names = sorted({r["strategy"] for r in results} - {STOCK})
+    found = [against_stock(results, ok, name) for name in names]
+    found = [f for f in found if f.configs]
+    if not found:
+        return []
+    return [
+        "",
+        "## Against stock Triton (stock ms / strategy ms, same run; geomean over configs)",
+        "",
+        *(f"- {summary_line(f)}" for f in found),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.against_stock",
+        description="Stock Triton's time over a strategy's, geomean over the configs of each "
+        "bench_kernels results.json, and the spread over the runs given.",
+    )
+    parser.add_argument("results", nargs="+", type=Path, help="bench_kernels results.json files")
+    parser.add_argument("--strategy", default=DEFAULT_STRATEGY)
+    args = parser.parse_args(argv)
+    values = []
+    for path in args.results:
+        try:
+            results = json.loads(path.read_text())["results"]
+        except (OSError, ValueError, KeyError) as e:
+            print(f"against_stock: {path}: not a bench_kernels results.json ({e})", file=sys.stderr)
+            return 2
+        found = against_stock(results, lambda r: status_of(r) == "ok", args.strategy)
+        print(f"{path}: {summary_line(found)}")
+        if found.geomean is not None:
+            values.append(found.geomean)
+    if len(values) > 1:
+        print(
+            f"{len(values)} runs: {min(values):.4f}-{max(values):.4f}, "
+            f"median {statistics.median(values):.4f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
