@@ -12,6 +12,7 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
+from ..model.held_tensors import partition_literals
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
 from ..model.resources import (
@@ -436,13 +437,15 @@ def only_in(enc: Encoding, n: int, p: int):
 
 def limit_register_need(enc: Encoding) -> None:
     """register_need: once specialized, each partition's setmaxnreg covers base + its live
-    tensors + its largest transient tensor, scaled, per thread at its lowered warps
+    tensors + its largest transient tensor (or the two it holds across a wait for another
+    partition's, `held_tensors`), scaled, per thread at its lowered warps
     (`registers_needed`)."""
     model, t, table = enc.model, enc.target, enc.table
     base, step = table.params.base_registers, t.setmaxnreg_step
     scale = capped_register_scale(table)
     threads = 100 * 4 * t.threads_per_warp  # bytes * scale / (100 * 4 B * threads * warps)
     biggest = max((c.transient_bytes for c in table.nodes), default=0)
+    biggest = max([biggest, *(h.bytes for h in table.held)])
     for p in range(enc.partitions):
         live = LinearExpr.sum(
             [c.live_bytes * enc.member[n, p] for n, c in enumerate(table.nodes) if c.live_bytes]
@@ -452,6 +455,11 @@ def limit_register_need(enc: Encoding) -> None:
             if c.transient_bytes:
                 bound = transient >= c.transient_bytes
                 enc.add("register_need", model.add(bound), enc.member[n, p])
+        for h in table.held:
+            for lits in partition_literals(
+                h, lambda n, p=p: enc.member[n, p], lambda n, p=p: ~enc.member[n, p]
+            ):
+                enc.add("register_need", model.add(transient >= h.bytes), *lits)
         for k in table.warp_options:
             # ceil(scale * (live + transient) / (threads * k)) + base <= step * steps.
             room = threads * lowered_warps(enc.graph, k) * (step * enc.reg_steps[p] - base)

@@ -14,6 +14,7 @@ from math import ceil
 
 from .cost_params import PARAMS, CostParams
 from .graph import LoopGraph
+from .held_tensors import HeldAcrossReceive, held_across_receives
 from .kinds import CONTROL_FLOW, POINTER_LOAD, TMEM_LOAD, TMEM_STORE, NodeKind, NodeRole, op_traits
 from .lowering import LoweringRules, lowering_rules
 from .plan import is_assignable, is_duplicable
@@ -94,6 +95,8 @@ class CostTable:
     stalling_wgmmas: tuple[int, ...] = ()  # those the shared stall counts (`_stalling_wgmmas`)
     loads: tuple[int, ...] = ()  # loads a wgmma reads through shared memory (`_operand_loads`)
     single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
+    # Register tensors a partition may hold while it reads another's (`held_tensors`).
+    held: tuple[HeldAcrossReceive, ...] = ()
 
     def busy(self, node_id: int, warps: int) -> int:
         return self.nodes[node_id].busy[warps]
@@ -148,6 +151,9 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         wgmmas=(wgmmas := _wgmmas(graph)),
         stalling_wgmmas=_stalling_wgmmas(graph, target, wgmmas),
         loads=_operand_loads(graph, wgmmas),
+        held=held_across_receives(
+            graph, [c.transient_bytes for c in nodes], not target.mma_accumulator_in_registers
+        ),
     )
     return replace(table, single_ctas=single_partition_ctas(table))
 

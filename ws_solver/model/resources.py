@@ -11,6 +11,7 @@ from math import ceil
 from typing import TYPE_CHECKING
 
 from .graph import LoopGraph
+from .held_tensors import held_bytes
 from .plan import Plan
 from .target import Target
 
@@ -36,10 +37,13 @@ def lowered_warps(graph: LoopGraph, warps: int) -> int:
 
 
 def register_bytes(table: CostTable, members: Iterable[int]) -> int:
-    """Register bytes a partition holds at its peak: live tensors + its largest transient."""
-    members = list(members)
+    """Register bytes a partition holds at its peak: live tensors + its largest transient, or
+    the two tensors it holds at once across a wait for another partition's, if more
+    (`held_tensors`)."""
+    members = set(members)
     live = sum(table.nodes[n].live_bytes for n in members)
-    return live + max((table.nodes[n].transient_bytes for n in members), default=0)
+    transient = max((table.nodes[n].transient_bytes for n in members), default=0)
+    return live + max(transient, held_bytes(table.held, members))
 
 
 def registers_needed(table: CostTable, members: Iterable[int], warps: int) -> int:
