@@ -4,11 +4,12 @@ The register need of a partition counts its live tensors and its largest transie
 within one partition's straight-line code ptxas orders the work so that transients seldom
 overlap much. It cannot move code across a wait for another partition, though. When a
 partition keeps a tensor (uses it again) past the point where it reads a register tensor
-that another partition sent, both are in registers at once. Measured (compile only,
-Triton 3.9, sm_100): the persistent GEMM's gelu epilogue split into two partitions that pass
-the 128x128 fp32 tile back and forth kept the tile (128 registers a thread) while it took
-the other partition's `tanh` back (128 more), under a 208-register cap, and ptxas spilled
-1440 bytes. On sm_90 register tensors do not cross (R9), so nothing here applies there.
+that another partition sent, both are in registers at once. Found compiling for sm_100
+(Triton 3.9): an optimum of the persistent GEMM's gelu epilogue sent the 128x128 fp32 tile
+(128 registers a thread) to another partition for the `tanh` and kept it for the product
+after it, so it held the tile and the `tanh` (128 more) in a partition planned at 208
+registers; ptxas spilled 1440 bytes (benchmarks/results/2026-12-02-held-tensors). On sm_90
+register tensors do not cross (R9), so nothing here applies there.
 """
 
 from __future__ import annotations
