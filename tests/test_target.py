@@ -1,4 +1,5 @@
 import dataclasses
+import pickle
 from types import MappingProxyType
 
 import pytest
@@ -257,3 +258,14 @@ def test_invalid_definitions_rejected():
         dataclasses.replace(SM90, allowed_partition_warps=(4, 2))
     with pytest.raises(ValueError):
         Target(name="x", capability=1, rates=SM90.rates, setmaxnreg_min=20)
+
+
+@pytest.mark.parametrize("capability", [90, 100])
+@pytest.mark.parametrize("triton", ["3.6.0", "3.9.0"])
+def test_a_target_pickles_as_it_is(capability: int, triton: str) -> None:
+    # Loops go to worker processes (compare, explore, Ray) with their Target.
+    target = target_for(capability, triton)
+    again = pickle.loads(pickle.dumps(target))
+    assert again == target and hash(again) == hash(target) and again.triton == target.triton
+    custom = dataclasses.replace(target, max_partitions=3)
+    assert pickle.loads(pickle.dumps(custom)) == custom

@@ -91,23 +91,20 @@ def _target_of(loop: LoopPlans) -> Target:
 
 @dataclass(frozen=True)
 class LoopTask:
-    """One loop to explore, as sent to a worker (a Target does not pickle: its name and
-    Triton version do)."""
+    """One loop to explore, as sent to a worker."""
 
     graph: LoopGraph
-    target: str
+    target: Target  # with the Triton release whose lowering rules plans follow
     k: int
     options: SolveOptions
-    triton: str = DEFAULT_TRITON
 
 
 def explore_loop(task: LoopTask) -> tuple[Plan, str, list]:
     """The heuristic's plan of one loop, its reason, and the loop's ranked plans."""
     from .heuristic import decide
 
-    target = target_for(task.target, task.triton)
-    heuristic, reason = decide(task.graph, target)
-    plans = loop_alternatives(task.graph, target, task.k, heuristic, task.options)
+    heuristic, reason = decide(task.graph, task.target)
+    plans = loop_alternatives(task.graph, task.target, task.k, heuristic, task.options)
     return heuristic, reason, plans
 
 
@@ -188,7 +185,7 @@ def explore_module(
     tgt = resolve_target(module, target, triton)
     version = tgt.triton.version
     loops = ws_loops(module)
-    tasks = [LoopTask(build_graph(module, loop), tgt.name, k, options, version) for loop in loops]
+    tasks = [LoopTask(build_graph(module, loop), tgt, k, options) for loop in loops]
     if backend is None:
         found = [explore_loop(task) for task in tasks]
     else:

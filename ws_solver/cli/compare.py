@@ -11,8 +11,7 @@ from pathlib import Path
 
 from ..backends import Backend, TaskResult
 from ..comparison import compare_document, compare_loop, failure_record
-from ..model import LoopGraph, build_graph, target_for
-from ..model.lowering_facts import DEFAULT_TRITON
+from ..model import LoopGraph, Target, build_graph, target_for
 from ..report import compare as cmp
 from ..strategy import Strategy
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
@@ -202,9 +201,8 @@ class Task:
 
     file: str
     graph: LoopGraph
-    target: str  # Target.name (a Target does not pickle; a name and a version make one)
+    target: Target  # with the Triton release whose lowering rules the plans follow
     options: object  # pipeline.SolveOptions
-    triton: str = DEFAULT_TRITON  # whose lowering rules the plans follow
 
     @property
     def loop(self) -> int:
@@ -262,7 +260,7 @@ def compare_on(
                 )
                 report(message)
                 continue
-            tasks.append(Task(str(path), graph, tgt.name, options, triton))
+            tasks.append(Task(str(path), graph, tgt, options))
     records, timings = [], []
     with Progress(len(tasks), enabled=progress) as bar:
 
@@ -343,7 +341,7 @@ def task_outcome(task: Task, result: TaskResult) -> dict:
 
 def solve_task(task: Task) -> dict:
     """Compare one loop (runs in a worker process): {"record", "timing", "failure"}."""
-    graph, target = task.graph, target_for(task.target, task.triton)
+    graph, target = task.graph, task.target
     where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
     try:
         result = compare_loop(task.file, graph, target, task.options)

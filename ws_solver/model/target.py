@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 
 from .lowering_facts import DEFAULT_TRITON, LOWERING, LoweringFacts, lowering_facts
@@ -106,6 +106,12 @@ class Rates:
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+    def __reduce__(self) -> tuple:
+        # A mapping proxy does not pickle: send a plain dict (frozen again by __post_init__),
+        # so that a Target can go to a worker process as it is.
+        values = [getattr(self, f.name) for f in fields(self)]
+        return (Rates, tuple(dict(v) if isinstance(v, Mapping) else v for v in values))
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mapping proxy; hash its sorted items instead.
