@@ -86,23 +86,23 @@ def against_stock(
 
 def summary_line(result: AgainstStock) -> str:
     """One line: the geomean over the configs, over the differing ones, and the slowest."""
-    if not result.configs:
-        return f"`{result.strategy}`: no config timed beside stock"
     slowest = result.slowest
-    assert slowest is not None
-    differing = result.geomean_differing
+    if slowest is None:
+        return f"`{result.strategy}`: no config timed beside stock"
+    name, n = result.strategy, len(result.configs)
     return (
-        f"`{result.strategy}`: stock / `{result.strategy}` geomean **{result.geomean:.4f}** over "
-        f"{len(result.configs)} configs; "
-        + (
-            "cubin digests not recorded; "
-            if not result.digests_known
-            else f"{differing:.4f} over the {len(result.differing)} whose cubins differ; "
-            if differing is not None
-            else "every cubin is stock's; "
-        )
-        + f"lowest {slowest.ratio:.3f} ({slowest.kernel} {slowest.config})"
+        f"`{name}`: stock / `{name}` geomean **{result.geomean:.4f}** over {n} configs; "
+        f"{_differing(result)}; lowest {slowest.ratio:.3f} ({slowest.kernel} {slowest.config})"
     )
+
+
+def _differing(result: AgainstStock) -> str:
+    if not result.digests_known:
+        return "cubin digests not recorded"
+    differing = result.geomean_differing
+    if differing is None:
+        return "every cubin is stock's"
+    return f"{differing:.4f} over the {len(result.differing)} whose cubins differ"
 
 
 def markdown_section(results: list[dict], ok: Callable[[dict], bool]) -> list[str]:

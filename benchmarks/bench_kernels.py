@@ -62,7 +62,7 @@ from benchmarks.bench_strategies import (
 )
 from benchmarks.stats import spearman
 from corpus import kernels as corpus_kernels
-from ws_solver.triton.tuning import balanced_rounds, round_orders
+from ws_solver.triton.tuning import balanced_orders
 from ws_solver.triton.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -581,7 +581,7 @@ def bench_kernel(
     the median is reported: identical binaries timed one after the other differed by up to
     5% on the H200 (clocks drift), more than the differences between plans. Each pass starts
     one variant later (``tuning.round_orders``), and `rounds` is rounded up so that every
-    binary takes every place equally often (``tuning.balanced_rounds``): the place in the
+    binary takes every place equally often (``tuning.balanced_orders``): the place in the
     order moved the ratios by about 1% (2026-12-02-triton39-h200-rotated)."""
     import torch
     from triton.testing import do_bench
@@ -645,8 +645,7 @@ def bench_kernel(
         to_time, shared = timed_once(runnable)
         by_job = {row["job"]: row for row in to_time}
         with_vendor = vendor_out is not None and "error" not in vendor_row
-        entries = [VENDOR] * with_vendor + list(by_job)
-        for order in round_orders(entries, balanced_rounds(rounds, len(entries))):
+        for order in balanced_orders([VENDOR] * with_vendor + list(by_job), rounds):
             for job in order:  # each round starts one variant later: no fixed position
                 if job == VENDOR:
                     vendor_times.append(timed(ref["fn"]))

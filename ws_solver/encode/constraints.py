@@ -12,7 +12,6 @@ from math import ceil
 
 from ortools.sat.python.cp_model import LinearExpr
 
-from ..model.held_tensors import partition_literals
 from ..model.kinds import NodeRole
 from ..model.plan import CHANNEL_DEPTHS, region_members
 from ..model.resources import (
@@ -455,11 +454,11 @@ def limit_register_need(enc: Encoding) -> None:
             if c.transient_bytes:
                 bound = transient >= c.transient_bytes
                 enc.add("register_need", model.add(bound), enc.member[n, p])
-        for h in table.held:
-            for lits in partition_literals(
-                h, lambda n, p=p: enc.member[n, p], lambda n, p=p: ~enc.member[n, p]
-            ):
-                enc.add("register_need", model.add(transient >= h.bytes), *lits)
+        for h in table.held:  # held, receiver, a later use here; the source elsewhere
+            both = [enc.member[h.held, p], enc.member[h.receiver, p], ~enc.member[h.source, p]]
+            for u in h.uses:
+                bound = transient >= h.bytes
+                enc.add("register_need", model.add(bound), *both, enc.member[u, p])
         for k in table.warp_options:
             # ceil(scale * (live + transient) / (threads * k)) + base <= step * steps.
             room = threads * lowered_warps(enc.graph, k) * (step * enc.reg_steps[p] - base)

@@ -14,7 +14,7 @@ register tensors do not cross (R9), so nothing here applies there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .graph import LoopGraph
@@ -80,12 +80,3 @@ def _kept_past(uses: dict[int, list[int]], point: int) -> list[tuple[int, tuple[
 def held_bytes(held: Sequence[HeldAcrossReceive], members: Collection[int]) -> int:
     """The most register bytes a partition of `members` holds across one of its waits."""
     return max((h.bytes for h in held if h.applies(members)), default=0)
-
-
-def partition_literals(
-    h: HeldAcrossReceive, member: Callable[[int], object], not_member: Callable[[int], object]
-) -> list[list[object]]:
-    """The conjunctions (one per use) under which `h` applies to one partition, as literals
-    of a CP-SAT partition (`member(n)`: n runs in it, `not_member(n)`: it does not)."""
-    common = [member(h.held), member(h.receiver), not_member(h.source)]
-    return [[*common, member(u)] for u in h.uses]

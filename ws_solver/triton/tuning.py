@@ -251,6 +251,12 @@ def balanced_rounds(rounds: int, entries: int) -> int:
     return -(-rounds // entries) * entries if entries else rounds
 
 
+def balanced_orders(names: Sequence[str], rounds: int) -> list[list[str]]:
+    """``round_orders`` for at least ``rounds`` rounds, rounded up to whole cycles of the
+    order (``balanced_rounds``)."""
+    return round_orders(names, balanced_rounds(rounds, len(names)))
+
+
 def fastest(times: Mapping[str, Sequence[float]]) -> str:
     """The name with the lowest median time; equal medians go to the earlier name."""
     best, best_ms = "", math.inf
@@ -271,7 +277,7 @@ def time_rounds(
     each call that raised: it is not timed again)."""
     times: dict[str, list[float]] = {name: [] for name in calls}
     errors: dict[str, str] = {}
-    for order in round_orders(list(calls), balanced_rounds(rounds, len(calls))):
+    for order in balanced_orders(list(calls), rounds):
         for name in order:
             if name in errors:
                 continue
