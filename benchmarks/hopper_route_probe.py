@@ -26,8 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import archive, hopper_route
-from benchmarks import bench_kernels as bk
+from benchmarks import archive, bench_compile, bench_gpu, hopper_route
 from corpus import kernels as corpus_kernels
 
 BASELINE = "optimal"
@@ -43,19 +42,21 @@ def variants_for(config: dict) -> tuple[str, ...]:
     return FOUR_WARP if config["num_warps"] == 4 else EIGHT_WARP
 
 
-def route_jobs(kernels: list[str], configs: str) -> list[bk.Job]:
+def route_jobs(kernels: list[str], configs: str) -> list[bench_compile.Job]:
     """The applicable Hopper-route variants of every matching config."""
     out = []
     for kernel in kernels:
         for name, config in corpus_kernels.load(kernel).CONFIGS.items():
             if configs in name:
-                out += [bk.Job(kernel, name, s) for s in variants_for(config)]
+                out += [bench_compile.Job(kernel, name, s) for s in variants_for(config)]
     return out
 
 
-def compile_rows(todo: list[bk.Job], cache_root: Path, parallel: int, launcher: bool) -> list:
-    """Compile each job in its own process (bench_kernels.compile_many); one row per job."""
-    infos = bk.compile_many(todo, cache_root, 90, parallel, launcher)
+def compile_rows(
+    todo: list[bench_compile.Job], cache_root: Path, parallel: int, launcher: bool
+) -> list:
+    """Compile each job in its own process (bench_compile.compile_many); one row per job."""
+    infos = bench_compile.compile_many(todo, cache_root, 90, parallel, launcher)
     rows = []
     for j in todo:
         row = {"job": j.name, "kernel": j.kernel, "config": j.config, "strategy": j.strategy}
@@ -66,9 +67,9 @@ def compile_rows(todo: list[bk.Job], cache_root: Path, parallel: int, launcher: 
     return rows
 
 
-def route_structure(job: bk.Job, cache_root: Path) -> dict:
+def route_structure(job: bench_compile.Job, cache_root: Path) -> dict:
     """What the route built (from the cached compile's final TTGIR)."""
-    compiled, _ = bk.compile_job(job, cache_root)
+    compiled, _ = bench_compile.compile_job(job, cache_root)
     if compiled is None:
         return {}
     ttgir = compiled.asm.get("ttgir", "")
@@ -115,7 +116,9 @@ def compile_all(
     results = compile_rows(todo, cache_root, parallel, launcher)
     live = dict.fromkeys((r["kernel"], r["config"]) for r in results if specialized(r))
     print(f"compiling {BASELINE} for {len(live)} configs", flush=True)
-    base = compile_rows([bk.Job(k, c, BASELINE) for k, c in live], cache_root, parallel, launcher)
+    base = compile_rows(
+        [bench_compile.Job(k, c, BASELINE) for k, c in live], cache_root, parallel, launcher
+    )
     first = {(r["kernel"], r["config"]): r for r in base}
     ordered = []
     for row in results:
@@ -125,18 +128,18 @@ def compile_all(
 
 
 def verify_and_time(results: list[dict], cache_root: Path, skip: dict, rounds: int, save) -> None:
-    """Verify the specialized route rows and their baselines (bench_kernels._verify_all),
-    then time the correct ones per kernel in interleaved rounds (bench_kernels.bench_kernel)."""
-    bk._watchdog(save)
+    """Verify the specialized route rows and their baselines (bench_gpu.verify_all),
+    then time the correct ones per kernel in interleaved rounds (bench_gpu.bench_kernel)."""
+    bench_gpu.watchdog(save)
     for row in results:
         if row["job"] in skip:
             row["verify"] = {"passed": False, "why": f"not run: {skip[row['job']]}"}
     runnable = worth_running(results, lambda r: r["job"] not in skip)
-    compiled = bk._verify_all(runnable, cache_root, save)
+    compiled = bench_gpu.verify_all(runnable, cache_root, save)
     timed = worth_running(runnable, verified)
     for kernel in dict.fromkeys(r["kernel"] for r in timed):
         print(f"timing {kernel}", flush=True)
-        bk.bench_kernel(kernel, compiled, timed, rounds)
+        bench_gpu.bench_kernel(kernel, compiled, timed, rounds)
         save()
     compare(results)
 
@@ -226,7 +229,7 @@ def markdown(env: dict, results: list[dict]) -> str:
 def environment(args: argparse.Namespace) -> dict:
     import triton
 
-    git = os.environ.get("WS_GIT_REV") or bk._git_rev()
+    git = os.environ.get("WS_GIT_REV") or archive.git_revision()
     env = {"triton": triton.__version__, "git": git, "rounds": args.rounds}
     env["date"] = datetime.date.today().isoformat()
     env["dry_run"] = args.dry_run
@@ -258,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     env = environment(args)
 
     def save() -> None:
-        bk._progress[0] = time.monotonic()
+        bench_gpu.mark_progress()
         data = {"environment": env, "results": results}
         (args.out / "results.json").write_text(json.dumps(data, indent=1, default=str))
         (args.out / "results.md").write_text(markdown(env, results))

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchmarks import bench_kernels as bench
+from benchmarks import bench_compile, bench_gpu, bench_vendor
 from corpus import kernels as corpus_kernels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,24 +30,24 @@ def main(argv: list[str] | None = None) -> int:
 
     module = corpus_kernels.load(args.kernel)
     config = module.CONFIGS[args.config]
-    spec = bench.BENCH[args.kernel]
+    spec = bench_gpu.BENCH[args.kernel]
     inputs = module.make_inputs(
         config, spec["size"], 1234, **{k: v for k, v in spec.items() if k != "size"}
     )
     if args.strategy == "vendor":
-        ref = bench.vendor(args.kernel, config, inputs)
+        ref = bench_vendor.vendor(args.kernel, config, inputs)
         if ref is None:
             raise SystemExit(f"{args.kernel}: no vendor reference")
         run = ref["fn"]
     else:
-        job = bench.Job(args.kernel, args.config, args.strategy)
-        compiled, info = bench.compile_job(job, args.cache_root)
+        job = bench_compile.Job(args.kernel, args.config, args.strategy)
+        compiled, info = bench_compile.compile_job(job, args.cache_root)
         if compiled is None:
             raise SystemExit(f"{job.name}: {info.get('error', 'did not compile')}")
         print(f"{job.name}: {info.get('num_warps')} warps, binary {info.get('binary')}")
 
         def run():
-            with bench.bound(module, compiled):
+            with bench_gpu.bound(module, compiled):
                 return module.launch(config, inputs)
 
     for _ in range(args.launches):

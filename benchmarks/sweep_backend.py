@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bench_kernels as bk
+from benchmarks import bench_compile, bench_gpu
 
 
 class Distributed:
@@ -34,7 +34,7 @@ class Distributed:
     def stats(self) -> Any:
         return self.backend.stats
 
-    def compile_all(self, jobs: list[bk.Job], cache_root: Path, args: Any) -> dict:
+    def compile_all(self, jobs: list[bench_compile.Job], cache_root: Path, args: Any) -> dict:
         return compile_all(self.backend, jobs, cache_root, args, self.retries)
 
     def verify_and_time(
@@ -60,7 +60,7 @@ def distributed(name: str, address: str | None, retries: int) -> Iterator[Distri
 
 @dataclass(frozen=True)
 class CompileSpec:
-    job: bk.Job
+    job: bench_compile.Job
     cache_root: str
     capability: int
     build_launcher: bool
@@ -69,20 +69,20 @@ class CompileSpec:
 
 def compile_task(spec: CompileSpec) -> dict:
     """One variant's compile record (runs in a worker)."""
-    bk.add_extra_configs(spec.extra_configs)
-    return bk.compile_in_subprocess(
+    bench_compile.add_extra_configs(spec.extra_configs)
+    return bench_compile.compile_in_subprocess(
         spec.job, Path(spec.cache_root), spec.capability, spec.build_launcher
     )
 
 
 def compile_all(
-    backend: Any, jobs: list[bk.Job], cache_root: Path, args: Any, retries: int = 2
+    backend: Any, jobs: list[bench_compile.Job], cache_root: Path, args: Any, retries: int = 2
 ) -> dict:
-    """`bk.compile_many` on the backend: {job name: compile record}."""
-    extra = os.environ.get(bk.EXTRA_CONFIGS_ENV)
+    """`bench_compile.compile_many` on the backend: {job name: compile record}."""
+    extra = os.environ.get(bench_compile.EXTRA_CONFIGS_ENV)
     specs = [
         CompileSpec(job, str(cache_root), args.capability, not args.dry_run, extra)
-        for job in bk.compile_order(jobs)
+        for job in bench_compile.compile_order(jobs)
     ]
     infos = {}
     results = backend.map(compile_task, specs, retries=retries)
@@ -105,7 +105,7 @@ class ConfigSpec:
     cache_root: str
     bench: bool
     rounds: int
-    sustain: Any  # bk.Sustain | None
+    sustain: Any  # bench_gpu.Sustain | None
     extra_configs: str | None
 
 
@@ -117,12 +117,12 @@ def config_task(spec: ConfigSpec) -> dict:
     CUDA_VISIBLE_DEVICES, so it is device 0 here); the rows, filled in, and where they ran."""
     import torch
 
-    bk.add_extra_configs(spec.extra_configs)
+    bench_compile.add_extra_configs(spec.extra_configs)
     if _watching.acquire(blocking=False):  # one watchdog per worker process, kept
-        bk._watchdog(lambda: None)  # a hung kernel ends this worker: the task fails, retried
+        bench_gpu.watchdog(lambda: None)  # a hung kernel ends this worker: the task fails, retried
     rows, cache_root = spec.rows, Path(spec.cache_root)
     kernels = [spec.kernel] if spec.bench else []
-    bk.verify_then_time(rows, cache_root, lambda: None, kernels, spec.rounds, spec.sustain)
+    bench_gpu.verify_then_time(rows, cache_root, lambda: None, kernels, spec.rounds, spec.sustain)
     return {
         "rows": rows,
         "gpu": torch.cuda.get_device_name(0),
@@ -141,13 +141,13 @@ def verify_and_time(
 ) -> list[str]:
     """Every config's rows as one GPU task; rows updated in place and saved as each config
     ends. Returns the GPUs that ran them ("host: name")."""
-    bench = {k for k in (args.bench_kernels or args.kernels).split(",") if k in bk.BENCH}
+    bench = {k for k in (args.bench_kernels or args.kernels).split(",") if k in bench_gpu.BENCH}
     sustain = (
-        bk.Sustain(args.sustain, args.sustain_rounds, args.sustain_configs)
+        bench_gpu.Sustain(args.sustain, args.sustain_rounds, args.sustain_configs)
         if args.sustain > 0
         else None
     )
-    extra = os.environ.get(bk.EXTRA_CONFIGS_ENV)
+    extra = os.environ.get(bench_compile.EXTRA_CONFIGS_ENV)
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in results:
         if row["job"] not in skip:

@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bench_kernels as bench
+from benchmarks import bench_compile, bench_gpu, bench_vendor
 from corpus import kernels as corpus_kernels
 from corpus.dump import ast_source
 from ws_solver.triton.versions import stages_hook
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.extra_configs and not Path(args.extra_configs).is_file():
         parser.error(f"no such file: {args.extra_configs}")
 
-    bench.add_extra_configs(args.extra_configs)
+    bench_compile.add_extra_configs(args.extra_configs)
     module = corpus_kernels.load(args.kernel)
     for name in dict.fromkeys([args.config, *(c for c, _ in variants)]):
         if name not in module.CONFIGS:
@@ -149,12 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from triton.testing import do_bench
 
-    spec = bench.BENCH[args.kernel]
+    spec = bench_gpu.BENCH[args.kernel]
     extra = {k: v for k, v in spec.items() if k != "size"}
     inputs = module.make_inputs(config, spec["size"], 1234, **extra)
-    work, unit = bench.kernel_work(args.kernel, config, inputs)
+    work, unit = bench_vendor.kernel_work(args.kernel, config, inputs)
     reference = module.reference(inputs)
-    vendor = bench.vendor(args.kernel, config, inputs)
+    vendor = bench_vendor.vendor(args.kernel, config, inputs)
     if vendor is None:
         parser.error(f"{args.kernel}: no vendor reference to time against")
     runs = {"vendor": vendor["fn"]}
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         compiled = _compile(args.kernel, variant_config, variant, args.base_strategy)
 
         def run(compiled: Any = compiled, variant_config: dict = variant_config) -> Any:
-            with bench.bound(module, compiled):
+            with bench_gpu.bound(module, compiled):
                 return module.launch(variant_config, inputs)
 
         out = run().float()

@@ -1,4 +1,4 @@
-"""benchmarks/bench_kernels.py's report helpers, on the committed H200 results (CPU only)."""
+"""The bench's report and timing helpers (benchmarks/bench_*.py), on committed H200 results."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("triton")
 
-from benchmarks import bench_kernels as bench
+from benchmarks import bench_compile, bench_gpu, bench_kernels, bench_report, bench_strategies
 from corpus import kernels as corpus_kernels
 
 pytestmark = pytest.mark.triton
@@ -27,22 +27,25 @@ def _results() -> list[dict]:
 
 def test_versus_triton_compares_best_verified_rates() -> None:
     results = _results()
-    lines = bench._versus_triton(results)
+    lines = bench_report._versus_triton(results)
     row = next(line for line in lines if line.startswith("| gemm_tma | t128x256x64_w8_s3 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    ours = bench._fastest(
-        [r for r in results if r["job"].startswith("gemm_tma.t128x256x64_w8_s3.")], bench.OURS
+    ours = bench_report._fastest(
+        [r for r in results if r["job"].startswith("gemm_tma.t128x256x64_w8_s3.")],
+        bench_strategies.OURS,
     )
     assert ours is not None and cells[2] == ours["strategy"]
     assert float(cells[6]) == pytest.approx(float(cells[3]) / float(cells[5]), abs=2e-3)
     # A fallback is not the strategy asked for: Triton's partitioner that fell back never counts.
-    fell_back = [r for r in results if bench.status_of(r).startswith("FALLBACK")]
-    assert all(bench._fastest([r], bench.TRITON_STRATEGIES) is None for r in fell_back)
+    fell_back = [r for r in results if bench_strategies.status_of(r).startswith("FALLBACK")]
+    assert all(
+        bench_report._fastest([r], bench_report.TRITON_STRATEGIES) is None for r in fell_back
+    )
 
 
 def test_correlations_are_per_config_over_distinct_binaries() -> None:
     results = _results()
-    corr = bench.correlations(results)
+    corr = bench_report.correlations(results)
     assert set(corr) == {r["kernel"] for r in results}
     for kernel, c in corr.items():
         assert c["raw"] is None or -1.0 <= c["raw"] <= 1.0
@@ -52,9 +55,9 @@ def test_correlations_are_per_config_over_distinct_binaries() -> None:
                 r
                 for r in results
                 if (r["kernel"], r["config"]) == (kernel, config)
-                and r["strategy"] in bench.OURS
+                and r["strategy"] in bench_strategies.OURS
                 and "ms" in (r.get("bench") or {})
-                and bench.modeled_ii(r)
+                and bench_report.modeled_ii(r)
             ]
             binaries = {(r.get("compile") or {}).get("binary") or r["job"] for r in timed}
             assert v["points"] == len(binaries) <= len(timed)  # a shared cubin counts once
@@ -63,7 +66,9 @@ def test_correlations_are_per_config_over_distinct_binaries() -> None:
 
 def test_markdown_has_every_section() -> None:
     data = json.loads(FINAL.read_text())
-    md = bench.markdown(data["environment"], data["results"], bench.correlations(data["results"]))
+    md = bench_report.markdown(
+        data["environment"], data["results"], bench_report.correlations(data["results"])
+    )
     sections = (
         "## Correctness",
         "## Speed",
@@ -77,27 +82,27 @@ def test_markdown_has_every_section() -> None:
 
 
 def test_configs_filter_takes_several_substrings() -> None:
-    assert bench.config_matches("d128_m128n128_w8_s2", "")
-    assert bench.config_matches("t64x128x64_w4_s4", "d128,t64x128")
-    assert bench.config_matches("causal_d128_m128n128_w8_s2", "d128,t64x128")
-    assert not bench.config_matches("d64_m128n64_w4_s3", "d128,t64x128")
+    assert bench_kernels.config_matches("d128_m128n128_w8_s2", "")
+    assert bench_kernels.config_matches("t64x128x64_w4_s4", "d128,t64x128")
+    assert bench_kernels.config_matches("causal_d128_m128n128_w8_s2", "d128,t64x128")
+    assert not bench_kernels.config_matches("d64_m128n64_w4_s3", "d128,t64x128")
 
 
 def test_extra_configs_merge_and_refuse_a_changed_corpus_config(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv(bench.EXTRA_CONFIGS_ENV, "")  # restored (unset) after the test
+    monkeypatch.setenv(bench_compile.EXTRA_CONFIGS_ENV, "")  # restored (unset) after the test
     module = corpus_kernels.load("gemm_tma")
     before = dict(module.CONFIGS)
     try:
         extra = {"gemm_tma": {"x_test": {**before["t128x128x64_w4_s4"], "num_stages": 2}}}
         path = tmp_path / "extra.json"
         path.write_text(json.dumps(extra))
-        assert bench.add_extra_configs(path) == ["gemm_tma.x_test"]
+        assert bench_compile.add_extra_configs(path) == ["gemm_tma.x_test"]
         assert module.CONFIGS["x_test"]["num_stages"] == 2
-        assert os.environ[bench.EXTRA_CONFIGS_ENV] == str(path.resolve())
+        assert os.environ[bench_compile.EXTRA_CONFIGS_ENV] == str(path.resolve())
         changed = {"gemm_tma": {"t128x128x64_w4_s4": {**before["t128x128x64_w4_s4"], "GROUP_M": 4}}}
         path.write_text(json.dumps(changed))
         with pytest.raises(SystemExit, match="differs from the corpus config"):
-            bench.add_extra_configs(path)
+            bench_compile.add_extra_configs(path)
     finally:
         module.CONFIGS.clear()
         module.CONFIGS.update(before)
@@ -108,7 +113,7 @@ def test_a_binary_is_timed_once_per_config() -> None:
         return {"strategy": strategy, "compile": {"binary": binary}}
 
     rows = [row("none", "a"), row("heuristic", "a"), row("triton", "b"), row("optimal", None)]
-    to_time, shared = bench.timed_once(rows)
+    to_time, shared = bench_gpu.timed_once(rows)
     assert [r["strategy"] for r in to_time] == ["none", "triton", "optimal"]
     assert shared == {id(rows[1]): rows[0]}
 
@@ -127,7 +132,7 @@ def test_sustained_rows_are_reported_after_their_vendor() -> None:
             "rounds": [dict(window, joules_per_launch=5.0)],
         }
     env = dict(data["environment"], sustain={"seconds": 10.0, "rounds": 2, "configs": "d128"})
-    md = bench.markdown(env, results, {})
+    md = bench_report.markdown(env, results, {})
     assert "back to back for 10 s, 2 interleaved rounds" in md
     table = md[md.index("\n## Sustained") :].splitlines()
     rows = [line for line in table if line.startswith(f"| {results[0]['kernel']} |")]
@@ -149,14 +154,14 @@ def test_stock_is_timed_again_with_the_variants_of_its_config() -> None:
         {"kernel": "k", "config": "a", "strategy": "builtin", "verify": ok},
         {"kernel": "k", "config": "b", "strategy": "builtin", "verify": failed},
     ]
-    rows = bench.timed_with_stock(early, late)
+    rows = bench_gpu.timed_with_stock(early, late)
     assert [(r["config"], r["strategy"]) for r in rows] == [
         ("a", "none"),
         ("a", "optimal"),
         ("a", "builtin"),
         ("b", "builtin"),
     ]
-    assert bench.timed_once([dict(r, compile={"binary": "x"}) for r in rows[:3]])[0] == [
+    assert bench_gpu.timed_once([dict(r, compile={"binary": "x"}) for r in rows[:3]])[0] == [
         dict(rows[0], compile={"binary": "x"})
     ]
 
@@ -173,12 +178,12 @@ def test_each_sustained_vendor_timing_heads_its_own_rows() -> None:
     for row, vendor in zip(rows, (vendors[0], vendors[1], vendors[0]), strict=True):
         row["bench"]["vendor"] = vendor
         row["bench"]["sustained"] = {"rate": 10.0, "ratio_to_vendor": 1.0, "rounds": []}
-    labels = [line.split("|")[3].strip() for line in bench._sustained_table(rows)[7:]]
+    labels = [line.split("|")[3].strip() for line in bench_report._sustained_table(rows)[7:]]
     assert labels == ["ref", "none", "triton", "ref", "builtin"]
 
 
 def test_sustained_timing_binds_each_variant_and_rates_it_against_the_vendor(monkeypatch):
-    """bench_kernels._sustained on stand-ins (no GPU): each job's window runs its own kernel,
+    """bench_gpu._sustained on stand-ins (no GPU): each job's window runs its own kernel,
     the vendor's runs the reference, and each row's ratio is to the vendor's median rate."""
     import contextlib
     import types
@@ -202,9 +207,9 @@ def test_sustained_timing_binds_each_variant_and_rates_it_against_the_vendor(mon
     rows = [{"job": j, "bench": {}} for j in ("a", "b")]
     vendor_row: dict = {}
     compiled = {(j, "kernel"): f"kernel {j}" for j in ("a", "b")}
-    sustain = bench.Sustain(seconds=1.0, rounds=2)
+    sustain = bench_gpu.Sustain(seconds=1.0, rounds=2)
     reference = {"fn": lambda: per_window["ref"]}
-    bench._sustained(module, compiled, reference, vendor_row, rows, launch, 1e12, sustain)
+    bench_gpu._sustained(module, compiled, reference, vendor_row, rows, launch, 1e12, sustain)
     assert vendor_row["sustained"]["rate"] == pytest.approx(100.0)
     assert [r["bench"]["sustained"]["ratio_to_vendor"] for r in rows] == pytest.approx([1.1, 0.9])
     assert all(len(r["bench"]["sustained"]["rounds"]) == 2 for r in rows)

@@ -50,12 +50,12 @@ def test_a_variant_may_name_its_config(variant, expected):
 
 def test_extra_configs_are_found_by_name(tmp_path, capsys, monkeypatch):
     """A config from --extra-configs passes the name check (the run then needs a GPU)."""
-    from benchmarks import bench_kernels
+    from benchmarks import bench_compile
     from corpus import kernels as corpus_kernels
 
     module = corpus_kernels.load("gemm_tma")
     monkeypatch.setattr(module, "CONFIGS", dict(module.CONFIGS))  # the merge is process-wide
-    monkeypatch.setenv(bench_kernels.EXTRA_CONFIGS_ENV, "")
+    monkeypatch.setenv(bench_compile.EXTRA_CONFIGS_ENV, "")
     extra = tmp_path / "extra.json"
     config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2}
     extra.write_text(json.dumps({"gemm_tma": {"x_small": config}}))
