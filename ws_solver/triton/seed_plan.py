@@ -30,17 +30,16 @@ from ..ir.annotate import OUTPUTS, PARTITION, STAGES, LoopAnnotation
 from ..model.annotation import annotated_assignment
 from ..model.dfg import build_graph, ws_loops
 from ..model.graph import LoopGraph
-from ..model.lowering_facts import release_of
 from ..model.plan import Plan
 from ..model.target import Target, target_for
 from ..model.unspecialized import single_partition_plan
+from .versions import SEED_SCHEDULER_SINCE, has_seed_scheduler
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _DOT_ENV = "TRITON_PARTITION_SCHEDULING_ENABLE_DUMP_DOT"
 _DOT_FILE = re.compile(r"graph-.*_(\d+)-(\d+)-merge-step\.dot")
 _DOT_TITLE = re.compile(r'label = "merge: rule ([^"]+)";')
 
-MIN_VERSION = (3, 7)
 SEED_STRATEGY = "seed"
 # add_warp_specialize's num_stages; the scheduler does not read it (TTGIR does not say it).
 DEFAULT_STAGES = 3
@@ -60,14 +59,14 @@ class SeedError(RuntimeError):
 def check_version(version: str) -> None:
     """Refuse a Triton whose partition scheduler is not PR #7312's (one line)."""
     try:
-        major, minor = (int(x) for x in release_of(version).split(".")[:2])
+        seed = has_seed_scheduler(version)
     except ValueError as e:
         raise SeedUnavailable(f"cannot read Triton version {version!r}") from e
-    if (major, minor) < MIN_VERSION:
+    if not seed:
+        since = ".".join(map(str, SEED_SCHEDULER_SINCE))
         raise SeedUnavailable(
             f"Triton {version}'s partition scheduler is an older algorithm, not the seed's "
-            f"(PR #7312, Triton {MIN_VERSION[0]}.{MIN_VERSION[1]}+); install Triton 3.9, "
-            "e.g. pip install 'triton==3.9.0'"
+            f"(PR #7312, Triton {since}+); install Triton 3.9, e.g. pip install 'triton==3.9.0'"
         )
 
 

@@ -77,6 +77,17 @@ SUPPORTED: dict[str, TritonVersion] = {
 }
 
 
+# From this release on, Triton's partition scheduler is PR #7312's data-flow-graph partitioner,
+# the algorithm ws_solver's heuristic ports (3.6's is an older one).
+SEED_SCHEDULER_SINCE = (3, 7)
+
+
+def has_seed_scheduler(version: str) -> bool:
+    """Whether Triton ``version``'s partition scheduler is the seed's (ValueError: unreadable)."""
+    major, minor = (int(x) for x in release_of(version).split(".")[:2])
+    return (major, minor) >= SEED_SCHEDULER_SINCE
+
+
 class UnsupportedTritonVersion(RuntimeError):
     """The installed Triton is not one the drop-in's pass lists were checked against."""
 
