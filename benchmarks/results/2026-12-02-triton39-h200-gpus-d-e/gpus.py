@@ -1,0 +1,126 @@
+"""Stock / ws_solver `optimal` over the sixteen runs on five H200s: a, b, c of
+`../2026-12-02-triton39-h200-three-gpus` and d, e here. Per config, per run (the 16-config
+geomean), per GPU, and per block of six rounds (two in each place of the order). Checks that
+every binary is the one of the rotated runs' r5. Run from the repository root:
+
+    python benchmarks/results/2026-12-02-triton39-h200-gpus-d-e/gpus.py
+
+The 10 configs not timed here build the same cubin under stock and `optimal` (so their ratio
+is 1 by construction; see the README); the 16-config geomean is the product of the 6 timed
+ratios to the power 1/16.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+HERE = Path(__file__).parent
+R5 = HERE.parent / "2026-12-02-triton39-h200-rotated" / "r5" / "results.json"
+STOCK_CONFIGS = 16
+BLOCK = 6
+EARLIER = HERE.parent / "2026-12-02-triton39-h200-three-gpus"
+# Student's t, two-sided 95%, by degrees of freedom (GPUs - 1).
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def rows(path: Path) -> dict[tuple[str, str, str], dict]:
+    return {
+        (r["kernel"], r["config"], r["strategy"]): r
+        for r in json.loads(path.read_text())["results"]
+    }
+
+
+def rounds(path: Path) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
+    """(stock's ms per round, optimal's) per config."""
+    found = rows(path)
+    return {
+        (kernel, config): (
+            found[(kernel, config, "builtin")]["bench"]["ms_rounds"],
+            row["bench"]["ms_rounds"],
+        )
+        for (kernel, config, strategy), row in sorted(found.items())
+        if strategy == "optimal"
+    }
+
+
+def corpus_ratio(pairs: list[tuple[list[float], list[float]]]) -> float:
+    """The 16-config geomean: the timed configs' ratios of medians, the others 1."""
+    ratios = [statistics.median(a) / statistics.median(b) for a, b in pairs]
+    return math.exp(sum(map(math.log, ratios)) / STOCK_CONFIGS)
+
+
+def main() -> None:
+    reference = {key: row["compile"].get("binary") for key, row in rows(R5).items()}
+    runs = sorted(EARLIER.glob("[a-z][0-9]/results.json")) + sorted(
+        HERE.glob("[a-z][0-9]/results.json")
+    )
+    per_gpu: dict[str, list[float]] = {}
+    per_config: dict[tuple[str, str], list[float]] = {}
+    blocks: list[list[float]] = []
+    for run in runs:
+        same = sum(reference.get(k) == r["compile"].get("binary") for k, r in rows(run).items())
+        timed = rounds(run)
+        value = corpus_ratio(list(timed.values()))
+        per_gpu.setdefault(run.parent.name[0], []).append(value)
+        for key, (a, b) in timed.items():
+            per_config.setdefault(key, []).append(statistics.median(a) / statistics.median(b))
+        n = min(len(a) for a, _ in timed.values())
+        block = [
+            corpus_ratio([(a[i : i + BLOCK], b[i : i + BLOCK]) for a, b in timed.values()])
+            for i in range(0, n - n % BLOCK, BLOCK)
+        ]
+        blocks.append(block)
+        print(
+            f"{run.parent.name}: {value:.4f}  (rounds {n}; blocks of {BLOCK}: "
+            + " ".join(f"{x:.4f}" for x in block)
+            + f"; binaries as r5: {same} of {len(rows(run))})"
+        )
+    every = [x for xs in per_gpu.values() for x in xs]
+    low, high, mid = min(every), max(every), statistics.median(every)
+    print(f"all runs: n={len(every)}, {low:.4f}-{high:.4f}, median {mid:.4f}")
+    for gpu, xs in per_gpu.items():
+        print(
+            f"GPU {gpu}: n={len(xs)}, {min(xs):.4f}-{max(xs):.4f}, "
+            f"median {statistics.median(xs):.4f}"
+        )
+    first = [b[0] for b in blocks]
+    rest = [x for b in blocks for x in b[1:]]
+    print(
+        f"first block of {BLOCK} rounds: mean {statistics.mean(first):.4f} (n={len(first)}); "
+        f"later blocks: mean {statistics.mean(rest):.4f} (n={len(rest)}); "
+        f"first block the run's lowest in {sum(b[0] == min(b) for b in blocks)} of {len(blocks)}"
+    )
+    for side, name in ((0, "stock"), (1, "optimal")):
+        drift = [
+            geomean(
+                [
+                    statistics.median(t[side][:BLOCK]) / statistics.median(t[side][BLOCK:])
+                    for t in run.values()
+                ]
+            )
+            for run in map(rounds, runs)
+        ]
+        print(
+            f"{name}: first block / later rounds, geomean over configs, per run: "
+            + " ".join(f"{x:.4f}" for x in drift)
+        )
+    spread = statistics.stdev(medians := [statistics.median(xs) for xs in per_gpu.values()])
+    half = T_95[len(medians) - 1] * spread / math.sqrt(len(medians))
+    mean = statistics.mean(medians)
+    print(
+        f"GPU medians (n={len(medians)}): mean {mean:.4f}, sd {spread:.4f}, "
+        f"95% interval of the mean {mean - half:.4f}-{mean + half:.4f}"
+    )
+    for (kernel, config), xs in per_config.items():
+        print(f"{kernel} {config}: {min(xs):.3f}-{max(xs):.3f}, median {statistics.median(xs):.3f}")
+
+
+if __name__ == "__main__":
+    main()
