@@ -202,7 +202,7 @@ def _cell_verify(row: dict) -> str:
 
 def markdown(env: dict, results: list[dict]) -> str:
     lines = [
-        "# Triton 3.6 Hopper route (add_hopper_warpspec) against ws_solver's optimal",
+        "# Triton's Hopper route (add_hopper_warpspec) against ws_solver's optimal",
         "",
         f"{env.get('gpu') or 'no GPU (dry run)'}; Triton {env.get('triton')}; "
         f"revision {env.get('git')}; {env.get('rounds')} interleaved rounds.",
