@@ -306,14 +306,18 @@ def compile_in_subprocess(
 def main(argv: list[str] | None = None) -> int:
     """The child process of `compile_in_subprocess`: compile one job, write its record."""
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("job", nargs=3, metavar=("KERNEL", "CONFIG", "STRATEGY"))
-    parser.add_argument("--cache-root", required=True)
+    parser.add_argument("kernel", help="a corpus kernel (corpus/kernels)")
+    parser.add_argument(
+        "config", help="one of its CONFIGS, or an extra one (WS_BENCH_EXTRA_CONFIGS)"
+    )
+    parser.add_argument("strategy", help="a bench strategy (bench_strategies.py) or a variant")
+    parser.add_argument("--cache-root", required=True, help="the strategies' Triton caches")
     parser.add_argument("--capability", type=int, default=90)
-    parser.add_argument("--json-out", required=True)
-    parser.add_argument("--build-launcher", action="store_true")
+    parser.add_argument("--json-out", required=True, help="where the compile record goes")
+    parser.add_argument("--build-launcher", action="store_true", help="also build the launcher")
     args = parser.parse_args(argv)
     add_extra_configs(os.environ.get(EXTRA_CONFIGS_ENV))
-    job = Job(*args.job)
+    job = Job(args.kernel, args.config, args.strategy)
     compiled, info = compile_job(job, Path(args.cache_root), args.capability)
     if compiled is not None and args.build_launcher:
         try:
