@@ -49,7 +49,7 @@ from benchmarks.bench_strategies import STRATEGIES, VERIFY_ONLY, is_our_failure
 from corpus import kernels as corpus_kernels
 
 
-# -- reporting ---------------------------------------------------------------------------------
+# -- the run's environment ------------------------------------------------------------------
 def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
     env: dict = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),

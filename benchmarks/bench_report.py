@@ -62,7 +62,7 @@ def correlations(results: list[dict]) -> dict[str, dict]:
     return out
 
 
-# -- reporting --------------------------------------------------------------------------------
+# -- results.md ---------------------------------------------------------------------------------
 def _fmt(x: Any, spec: str = ".3g") -> str:
     if x is None:
         return "-"
