@@ -120,6 +120,28 @@ def main() -> None:
     )
     for (kernel, config), xs in per_config.items():
         print(f"{kernel} {config}: {min(xs):.3f}-{max(xs):.3f}, median {statistics.median(xs):.3f}")
+    short_runs(runs)
+
+
+def short_runs(runs: list[Path]) -> None:
+    """How far a config's ratio read from only its first k rounds (whole cycles of the three
+    timed entries, as a short tuning would) lies from the run's 24-round reading."""
+    for k in (3, 6):
+        deviations = sorted(
+            abs(
+                (statistics.median(a[:k]) / statistics.median(b[:k]))
+                / (statistics.median(a) / statistics.median(b))
+                - 1
+            )
+            for run in runs
+            for a, b in rounds(run).values()
+        )
+        p95 = deviations[math.ceil(0.95 * len(deviations)) - 1]
+        print(
+            f"first {k} rounds against all: n={len(deviations)} config-runs, |deviation| "
+            f"median {100 * statistics.median(deviations):.2f}%, 95th percentile "
+            f"{100 * p95:.2f}%, max {100 * deviations[-1]:.2f}%"
+        )
 
 
 if __name__ == "__main__":
