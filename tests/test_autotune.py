@@ -347,10 +347,31 @@ def test_printed_choice_and_report_round_trip(
     printed = capsys.readouterr().out
     assert "ws_solver autotune: k [n=4, BLOCK=32" in printed
     assert "-> heuristic in" in printed and "optimal = heuristic; none 2.0000 ms" in printed
+    assert "by 100.0% (its rounds apart)" in printed
     report = autotuner.last_tuning_report()
     data = report.to_dict()
     assert data["candidates"][0]["median_ms"] == 1.0
     assert tuning.TuningReport.from_dict(data) == report
+
+
+def test_the_margin_says_whether_the_rounds_separate_the_winner() -> None:
+    def report(winner_ms: list[float], other_ms: list[float]) -> tuning.TuningReport:
+        outcomes = [
+            tuning.Outcome("optimal", status="timed", ms=winner_ms),
+            tuning.Outcome("none", status="timed", ms=other_ms),
+            tuning.Outcome("heuristic", status="duplicate", same_as="optimal"),
+        ]
+        return tuning.TuningReport("k", [], "optimal", rounds=3, candidates=outcomes)
+
+    ratio, apart = report([1.00, 1.01, 0.99], [1.10, 1.09, 1.11]).margin()
+    assert ratio == pytest.approx(0.10) and apart
+    ratio, apart = report([1.00, 1.04, 0.99], [1.02, 1.01, 1.03]).margin()
+    assert ratio == pytest.approx(0.02) and not apart
+    assert (
+        "by 2.0% (inside the rounds' spread)"
+        in report([1.00, 1.04, 0.99], [1.02, 1.01, 1.03]).summary()
+    )
+    assert report([1.0], []).margin() is None  # one timed candidate: nothing to compare
 
 
 def test_prune_configs_by_over_candidates() -> None:

@@ -181,6 +181,19 @@ class TuningReport:
     def outcome(self, name: str) -> Outcome | None:
         return next((c for c in self.candidates if c.name == name), None)
 
+    def margin(self) -> tuple[float, bool] | None:
+        """(how much faster the winner's median is than the next fastest timed candidate's,
+        whether their rounds lie apart: the winner's slowest round beats the other's fastest);
+        None with fewer than two timed candidates. A short tuning reads a ratio a few percent
+        off a long one (docs/autotune.md), so a margin inside the rounds' spread is no verdict."""
+        timed = {c.name: c.ms for c in self.candidates if c.status == "timed" and c.ms}
+        if self.winner not in timed or len(timed) < 2:
+            return None
+        won = timed.pop(self.winner)
+        runner_up = min(timed.values(), key=statistics.median)
+        ratio = statistics.median(runner_up) / statistics.median(won) - 1
+        return ratio, max(won) < min(runner_up)
+
     def summary(self) -> str:
         """One line, as printed under TRITON_PRINT_AUTOTUNING=1."""
         head = f"ws_solver autotune: {self.kernel} [{', '.join(self.key)}] -> {self.winner}"
@@ -195,6 +208,11 @@ class TuningReport:
             else:
                 parts.append(f"{c.name} {c.status}")
         where = "from the cache" if self.cached else f"in {self.total_s:.1f} s"
+        margin = self.margin()
+        if margin is not None:
+            ratio, apart = margin
+            spread = "its rounds apart" if apart else "inside the rounds' spread"
+            where += f", by {100 * ratio:.1f}% ({spread})"
         return f"{head} {where}: {'; '.join(parts)}"
 
 
