@@ -5,6 +5,12 @@ Configs where the strategy builds stock's own cubin count as 1 (the bench times 
 cubin once); the geomean over the configs whose cubins differ is given beside it. Over
 several runs (`python -m benchmarks.against_stock A/results.json B/results.json ...`) each
 run's geomean is one value: the runs are not pooled.
+
+A run that timed only the configs whose cubins differ gives the corpus figure with
+`--over N`: the N configs stock compiles, those not timed counting 1 (check that they build
+stock's cubin with `bench_kernels --dry-run`). `--by-gpu` groups the runs by the GPU each
+ran on (the serial number the bench records) and gives each GPU's median and the 95%
+interval of their mean: runs on one GPU are not independent samples of H200s.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.bench_strategies import status_of
+from benchmarks.stats import mean_interval
 
 STOCK = "builtin"
 DEFAULT_STRATEGY = "optimal"
@@ -56,6 +63,13 @@ class AgainstStock:
     @property
     def slowest(self) -> ConfigRatio | None:
         return min(self.configs, key=lambda c: c.ratio, default=None)
+
+    def geomean_over(self, configs: int) -> float | None:
+        """The geomean over `configs` configs, those not timed here counting 1."""
+        if configs < len(self.configs):
+            raise ValueError(f"{len(self.configs)} configs timed, more than the {configs} asked")
+        logs = [math.log(c.ratio) for c in self.configs]
+        return math.exp(sum(logs) / configs) if logs else None
 
 
 def geomean(values: Iterable[float]) -> float | None:
@@ -130,23 +144,66 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("results", nargs="+", type=Path, help="bench_kernels results.json files")
     parser.add_argument("--strategy", default=DEFAULT_STRATEGY)
+    parser.add_argument(
+        "--over",
+        type=int,
+        metavar="N",
+        help="the geomean over N configs, those not timed counting 1 (a run of only the configs "
+        "whose cubins differ; 16 for the sm_90 corpus under Triton 3.9)",
+    )
+    parser.add_argument(
+        "--by-gpu",
+        action="store_true",
+        help="group the runs by GPU serial: each GPU's median, and the 95%% interval of their mean",
+    )
     args = parser.parse_args(argv)
-    values = []
+    values: dict[Path, float] = {}
+    gpus: dict[Path, str | None] = {}
     for path in args.results:
         try:
-            results = json.loads(path.read_text())["results"]
+            data = json.loads(path.read_text())
+            found = against_stock(data["results"], lambda r: status_of(r) == "ok", args.strategy)
         except (OSError, ValueError, KeyError) as e:
             print(f"against_stock: {path}: not a bench_kernels results.json ({e})", file=sys.stderr)
             return 2
-        found = against_stock(results, lambda r: status_of(r) == "ok", args.strategy)
-        print(f"{path}: {summary_line(found)}")
-        if found.geomean is not None:
-            values.append(found.geomean)
+        try:
+            value = found.geomean if args.over is None else found.geomean_over(args.over)
+        except ValueError as e:
+            print(f"against_stock: {path}: {e}", file=sys.stderr)
+            return 2
+        over = "" if args.over is None or value is None else f"; over {args.over}: {value:.4f}"
+        print(f"{path}: {summary_line(found)}{over}")
+        if value is not None:
+            values[path] = value
+            gpus[path] = (data.get("environment") or {}).get("gpu_serial")
     if len(values) > 1:
-        print(
-            f"{len(values)} runs: {min(values):.4f}-{max(values):.4f}, "
-            f"median {statistics.median(values):.4f}"
-        )
+        print(_spread(f"{len(values)} runs", list(values.values())))
+    if args.by_gpu:
+        unnamed = [str(p) for p, gpu in gpus.items() if not gpu]
+        if unnamed:
+            print(f"against_stock: {unnamed[0]}: the run does not name its GPU", file=sys.stderr)
+            return 2
+        return _by_gpu(values, gpus)
+    return 0
+
+
+def _spread(label: str, values: list[float]) -> str:
+    return f"{label}: {min(values):.4f}-{max(values):.4f}, median {statistics.median(values):.4f}"
+
+
+def _by_gpu(values: dict[Path, float], gpus: dict[Path, str | None]) -> int:
+    """Each GPU's runs, then the interval of the mean of the GPU medians."""
+    by_gpu: dict[str, list[float]] = {}
+    for path, value in values.items():
+        by_gpu.setdefault(str(gpus[path]), []).append(value)
+    for gpu, found in sorted(by_gpu.items()):
+        print(_spread(f"GPU {gpu}, {len(found)} runs", found))
+    interval = mean_interval([statistics.median(v) for v in by_gpu.values()])
+    if interval is None:
+        print("one GPU: no interval over GPUs")
+    else:
+        mean, low, high = interval
+        print(f"{len(by_gpu)} GPUs: mean of medians {mean:.4f}, 95% interval {low:.4f}-{high:.4f}")
     return 0
 
 

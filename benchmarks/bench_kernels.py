@@ -35,6 +35,7 @@ import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -79,9 +80,30 @@ def environment(args: argparse.Namespace, gpu_here: bool = True) -> dict:
 
         env["torch"] = torch.__version__
         env["cuda"] = torch.version.cuda
+        props = torch.cuda.get_device_properties(0)
         env["gpu"] = torch.cuda.get_device_name(0)
-        env["sms"] = torch.cuda.get_device_properties(0).multi_processor_count
+        env["sms"] = props.multi_processor_count
+        uuid = str(getattr(props, "uuid", "") or "") or None
+        env["gpu_uuid"] = uuid
+        env["gpu_serial"] = gpu_serial(uuid)
     return env
+
+
+def gpu_serial(uuid: str | None) -> str | None:
+    """The serial number nvidia-smi gives the GPU with this UUID (the first GPU without
+    one), so that runs on one GPU can be told from runs on another; None if it cannot say."""
+    query = ["nvidia-smi", "--query-gpu=serial", "--format=csv,noheader"]
+    for cmd in ([*query, "-i", f"GPU-{uuid}"] if uuid else [], query):
+        if not cmd:
+            continue
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        lines = [ln.strip() for ln in out.stdout.splitlines() if ln.strip()]
+        if out.returncode == 0 and lines and lines[0] not in ("[N/A]", "N/A"):
+            return lines[0]
+    return None
 
 
 def ptxas_in_use(capability: int) -> dict:

@@ -28,3 +28,22 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
     vx = sum((a - mx) ** 2 for a in rx) ** 0.5
     vy = sum((b - my) ** 2 for b in ry) ** 0.5
     return cov / (vx * vy) if vx and vy else None
+
+
+# Student's t, two-sided 95%, by degrees of freedom (1-30); beyond 30 the normal 1.96.
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+_T95 += (2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
+_T95 += (2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def mean_interval(values: list[float]) -> tuple[float, float, float] | None:
+    """(mean, low, high): the two-sided 95% t interval of the mean of independent values
+    (e.g. one median per GPU); None below 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    half = t * sd / n**0.5
+    return mean, mean - half, mean + half
