@@ -93,9 +93,8 @@ def gpu_serial(uuid: str | None) -> str | None:
     """The serial number nvidia-smi gives the GPU with this UUID (the first GPU without
     one), so that runs on one GPU can be told from runs on another; None if it cannot say."""
     query = ["nvidia-smi", "--query-gpu=serial", "--format=csv,noheader"]
-    for cmd in ([*query, "-i", f"GPU-{uuid}"] if uuid else [], query):
-        if not cmd:
-            continue
+    named = uuid if not uuid or uuid.startswith("GPU-") else f"GPU-{uuid}"
+    for cmd in ([[*query, "-i", named]] if named else []) + [query]:
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
         except (OSError, subprocess.SubprocessError):
