@@ -134,6 +134,18 @@ def test_default_hint_is_the_heuristic() -> None:
     assert result.note == ""
 
 
+def test_out_of_time_before_a_plan_returns_the_hint_with_a_bound() -> None:
+    # So little deterministic time that CP-SAT stops before any plan: the hint comes back,
+    # with the bound the search proved (0 here) rather than none, so its gap is defined.
+    graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[0]
+    hint = partition(graph, SM90)
+    result = solve(graph, SM90, hint=hint, time_limit=1e-6, workers=1)
+    assert result.status == "FEASIBLE" and "returning the hint" in result.note
+    assert result.objective == result.hint_objective == evaluate(hint, graph, SM90).objective
+    assert result.bound is not None and 0 <= result.bound <= result.objective
+    assert result.gap is not None and 0.0 <= result.gap <= 1.0
+
+
 # -- (4) determinism ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "name",

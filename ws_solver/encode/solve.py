@@ -7,6 +7,7 @@ fixed workers, interleaved search, deterministic time limit).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from time import perf_counter
@@ -198,7 +199,12 @@ def search(
     spent, best = first.deterministic_time, first.best
     if best is None:
         model.minimize(enc.objective)
-        return Search(first.status, None, None, None, spent, first.first_solution, first.stopped_by)
+        # Out of time before a plan: the bound on II still bounds the objective (the caller
+        # falls back to the hint, and its gap is then against this bound).
+        bound = first.bound * weight if first.status == "UNKNOWN" else None
+        return Search(
+            first.status, None, None, bound, spent, first.first_solution, first.stopped_by
+        )
     lower = first.bound * weight
     _hint_solution(enc, best)
     # II between the proven bound and the best found (equal once proven): the second phase
@@ -258,7 +264,7 @@ def least_ii(
     best, status, first = _minimize_ii(enc, limit, workers, seed, deadline)
     spent, stopped = best.deterministic_time, _stopped_by(best, status, limit)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return LeastII(best.status_name(status), None, 0, spent, first, stopped)
+        return LeastII(best.status_name(status), None, _bound(best), spent, first, stopped)
     bound, proof, proven = int(best.best_objective_bound), None, status == cp_model.OPTIMAL
     while not proven and spent < time_limit:
         if deadline.left() <= (0 if proof else enc.built_s):
@@ -286,6 +292,12 @@ def least_ii(
         proven = status == cp_model.OPTIMAL
     name = "OPTIMAL" if proven else "FEASIBLE"
     return LeastII(name, best, bound, spent, first, "" if proven else stopped)
+
+
+def _bound(solver: cp_model.CpSolver) -> int:
+    """The least II `solver` proved before it stopped without a plan (0 if it proved none)."""
+    bound = solver.best_objective_bound
+    return max(0, math.ceil(bound)) if math.isfinite(bound) else 0
 
 
 def _hint_solution(enc: Encoding, solver: cp_model.CpSolver) -> None:
