@@ -12,48 +12,35 @@ ratios to the power 1/16.
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import math
 import statistics
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-R5 = HERE.parent / "2026-12-02-triton39-h200-rotated" / "r5" / "results.json"
-STOCK_CONFIGS = 16
-BLOCK = 6
 EARLIER = HERE.parent / "2026-12-02-triton39-h200-three-gpus"
-# Student's t, two-sided 95%, by degrees of freedom (GPUs - 1).
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+sys.path.insert(0, str(HERE.parents[2]))  # the repository root: run as a plain file
+
+from benchmarks.stats import mean_interval  # noqa: E402
 
 
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(map(math.log, xs)) / len(xs))
+def _earlier_script():
+    """The three-GPU folder's gpus.py: its readers of a run (rows, rounds, corpus_ratio)."""
+    spec = importlib.util.spec_from_file_location("three_gpus", EARLIER / "gpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def rows(path: Path) -> dict[tuple[str, str, str], dict]:
-    return {
-        (r["kernel"], r["config"], r["strategy"]): r
-        for r in json.loads(path.read_text())["results"]
-    }
-
-
-def rounds(path: Path) -> dict[tuple[str, str], tuple[list[float], list[float]]]:
-    """(stock's ms per round, optimal's) per config."""
-    found = rows(path)
-    return {
-        (kernel, config): (
-            found[(kernel, config, "builtin")]["bench"]["ms_rounds"],
-            row["bench"]["ms_rounds"],
-        )
-        for (kernel, config, strategy), row in sorted(found.items())
-        if strategy == "optimal"
-    }
-
-
-def corpus_ratio(pairs: list[tuple[list[float], list[float]]]) -> float:
-    """The 16-config geomean: the timed configs' ratios of medians, the others 1."""
-    ratios = [statistics.median(a) / statistics.median(b) for a, b in pairs]
-    return math.exp(sum(map(math.log, ratios)) / STOCK_CONFIGS)
+_three = _earlier_script()
+R5, STOCK_CONFIGS, BLOCK = _three.R5, _three.STOCK_CONFIGS, _three.BLOCK
+geomean, rows, rounds, corpus_ratio = (
+    _three.geomean,
+    _three.rows,
+    _three.rounds,
+    _three.corpus_ratio,
+)
 
 
 def main() -> None:
@@ -111,12 +98,11 @@ def main() -> None:
             f"{name}: first block / later rounds, geomean over configs, per run: "
             + " ".join(f"{x:.4f}" for x in drift)
         )
-    spread = statistics.stdev(medians := [statistics.median(xs) for xs in per_gpu.values()])
-    half = T_95[len(medians) - 1] * spread / math.sqrt(len(medians))
-    mean = statistics.mean(medians)
+    medians = [statistics.median(xs) for xs in per_gpu.values()]
+    mean, low, high = mean_interval(medians)
     print(
-        f"GPU medians (n={len(medians)}): mean {mean:.4f}, sd {spread:.4f}, "
-        f"95% interval of the mean {mean - half:.4f}-{mean + half:.4f}"
+        f"GPU medians (n={len(medians)}): mean {mean:.4f}, sd {statistics.stdev(medians):.4f}, "
+        f"95% interval of the mean {low:.4f}-{high:.4f}"
     )
     for (kernel, config), xs in per_config.items():
         print(f"{kernel} {config}: {min(xs):.3f}-{max(xs):.3f}, median {statistics.median(xs):.3f}")
