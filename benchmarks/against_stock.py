@@ -68,8 +68,8 @@ class AgainstStock:
         """The geomean over `configs` configs, those not timed here counting 1."""
         if configs < len(self.configs):
             raise ValueError(f"{len(self.configs)} configs timed, more than the {configs} asked")
-        logs = [math.log(c.ratio) for c in self.configs]
-        return math.exp(sum(logs) / configs) if logs else None
+        timed = self.geomean
+        return None if timed is None else timed ** (len(self.configs) / configs)
 
 
 def geomean(values: Iterable[float]) -> float | None:
