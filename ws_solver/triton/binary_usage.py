@@ -1,0 +1,130 @@
+"""What ptxas made of a kernel: registers per thread, spilled bytes, serialized wgmmas.
+
+Two readers, both on the CPU and both with the tools Triton ships beside its ptxas:
+
+- `cubin_usage` reads a finished cubin's resource table (``cuobjdump -res-usage``): registers
+  and the stack frame, which in a Triton kernel is spill space. Milliseconds; no ptxas run.
+- `ptx_usage` assembles PTX with ``ptxas -v`` and reads its report: registers, stack frame,
+  spill stores and loads, and ptxas's C7511 note that it serialized the wgmma pipeline for
+  lack of registers (the cliff behind sm_90's several-fold losses). A ptxas run.
+
+`BinaryUsage.worse_than` orders two kernels by how badly they spill, for the drop-in's
+check of its decision (kernel_compile.py) and the config-space sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+
+_RES_USAGE = re.compile(r"REG:(\d+)\s+STACK:(\d+)")
+_USED = re.compile(r"Used (\d+) registers")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_SERIALIZED = "wgmma.mma_async instructions are serialized"
+TOOL_TIMEOUT_S = 120.0
+
+
+class UsageUnavailable(RuntimeError):
+    """The tool is missing, failed or printed nothing this reader understands."""
+
+
+@dataclass(frozen=True)
+class BinaryUsage:
+    """One kernel's register use as the assembler reports it."""
+
+    registers: int
+    stack_bytes: int
+    spill_store_bytes: int | None = None  # ptxas -v only
+    spill_load_bytes: int | None = None
+    wgmma_serialized: bool | None = None  # ptxas -v only (sm_90)
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.stack_bytes or self.spill_store_bytes)
+
+    @property
+    def badness(self) -> tuple[int, int]:
+        """Sort key, smaller is better: serialized wgmmas first, then spilled bytes."""
+        spilled = max(self.stack_bytes, self.spill_store_bytes or 0)
+        return (1 if self.wgmma_serialized else 0, spilled)
+
+    def worse_than(self, other: BinaryUsage) -> bool:
+        return self.badness > other.badness
+
+    def summary(self) -> str:
+        """One phrase for reports: '255 registers, 624 B spilled, wgmmas serialized'."""
+        parts = [f"{self.registers} registers"]
+        spilled = self.badness[1]
+        parts.append(f"{spilled} B spilled" if spilled else "no spill")
+        if self.wgmma_serialized:
+            parts.append("wgmmas serialized")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_res_usage(text: str) -> BinaryUsage:
+    """The first kernel's line of ``cuobjdump -res-usage`` output."""
+    m = _RES_USAGE.search(text)
+    if m is None:
+        raise UsageUnavailable("cuobjdump printed no resource usage")
+    return BinaryUsage(registers=int(m.group(1)), stack_bytes=int(m.group(2)))
+
+
+def parse_ptxas_log(text: str) -> BinaryUsage:
+    """What ``ptxas -v`` printed for a one-kernel PTX file."""
+    used = _USED.search(text)
+    frame = _FRAME.search(text)
+    if used is None or frame is None:
+        raise UsageUnavailable("ptxas -v printed no register report")
+    return BinaryUsage(
+        registers=int(used.group(1)),
+        stack_bytes=int(frame.group(1)),
+        spill_store_bytes=int(frame.group(2)),
+        spill_load_bytes=int(frame.group(3)),
+        wgmma_serialized=_SERIALIZED in text,
+    )
+
+
+def cubin_usage(cubin: bytes) -> BinaryUsage:
+    """Registers and stack of a cubin, from Triton's cuobjdump."""
+    from triton import knobs
+
+    with tempfile.TemporaryDirectory(prefix="ws_solver-usage-") as folder:
+        path = os.path.join(folder, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        out = _run([knobs.nvidia.cuobjdump.path, "-res-usage", path])
+    return parse_res_usage(out)
+
+
+def ptx_usage(ptx: str, capability: int) -> BinaryUsage:
+    """Assemble `ptx` with the ptxas Triton uses for `capability` and read ``-v``."""
+    from triton import knobs
+
+    tool = knobs.nvidia.ptxas_blackwell if capability >= 100 else knobs.nvidia.ptxas
+    arch = f"sm_{capability}a" if capability >= 90 else f"sm_{capability}"
+    with tempfile.TemporaryDirectory(prefix="ws_solver-usage-") as folder:
+        src = os.path.join(folder, "kernel.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        out = _run([tool.path, "-v", f"--gpu-name={arch}", src, "-o", os.path.join(folder, "k.o")])
+    return parse_ptxas_log(out)
+
+
+def _run(command: list[str]) -> str:
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageUnavailable(f"{os.path.basename(command[0])}: {e}") from e
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        name = os.path.basename(command[0])
+        raise UsageUnavailable(f"{name} exited {done.returncode}: {tail[0]}")
+    return done.stdout + done.stderr
