@@ -1,0 +1,127 @@
+"""The generated config space (corpus/configspace.py): deterministic, filtered by shared memory,
+naming as the hand-picked configs, and its committed CI-slice dumps build loop graphs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from corpus import configspace as cs
+from corpus import kernels as corpus_kernels
+from ws_solver import ir
+from ws_solver.model.dfg import build_graph, ws_loops
+
+SLICE_DIRS = sorted((Path(cs.__file__).parent / "configspace").glob("ttgir-*"))
+NAME = {
+    "gemm_tma": r"t(64|128)x(128|256)x(64|128)_w[48]_s[234]",
+    "gemm_fp8": r"t(64|128)x(128|256)x(64|128)_w[48]_s[234]",
+    "gemm_persistent": r"t(64|128)x(128|256)x(64|128)_(relu|gelu)(_flat)?_w[48]_s[234]",
+    "attention_fwd": r"(causal_)?d(64|128)_m(64|128)n(64|128)_w[48]_s[234](_ahead)?",
+}
+
+
+def test_space_is_deterministic_and_named() -> None:
+    first, second = cs.space(), cs.space()
+    assert first == second
+    keys = [e.key for e in first]
+    assert len(keys) == len(set(keys))
+    assert {e.family for e in first} == set(cs.FAMILIES)
+    for e in first:
+        assert re.fullmatch(NAME[e.family], e.name), e.key
+    assert len(first) >= 300  # several hundred; every one is an sm_90 and an sm_100 config
+
+
+def test_space_is_filtered_by_shared_memory() -> None:
+    for family in cs.FAMILIES:
+        kept = {e.name for e in cs.space(family)}
+        grid = cs.unfiltered(family)
+        for name, config in grid.items():
+            assert (name in kept) == (cs.smem_estimate(family, config) <= cs.SMEM_LIMIT)
+    assert cs.SMEM_LIMIT < 228 * 1024
+    names = {e.key for e in cs.space()}
+    # 3 × (128×128 + 256×128) × 2 B = 288 KB of fp16 stages: does not fit
+    assert "gemm_tma.t128x256x128_w8_s3" not in names
+    assert "gemm_fp8.t128x256x128_w8_s3" in names  # the same tile in fp8: 144 KB
+    # the persistent epilogue tile is live with the stages (in the tile loop)
+    assert (
+        cs.gemm_smem("gemm_persistent", cs.unfiltered("gemm_persistent")["t128x256x64_relu_w8_s3"])
+        == 3 * (128 * 64 + 256 * 64) * 2 + 3 * cs.BARRIER_BYTES + 128 * 256 * 2
+    )
+
+
+def test_reference_configs_match_and_stay_untouched() -> None:
+    before = {f: copy.deepcopy(corpus_kernels.load(f).CONFIGS) for f in cs.FAMILIES}
+    entries = cs.space()
+    by_key = {e.key: e.config for e in entries}
+    shared = 0
+    for family, configs in before.items():
+        for name, config in configs.items():
+            if f"{family}.{name}" in by_key:
+                shared += 1
+                assert by_key[f"{family}.{name}"] == config, name
+    assert shared >= 8  # the generator names the hand-picked tiles as they are named
+    assert {f: corpus_kernels.load(f).CONFIGS for f in cs.FAMILIES} == before
+
+
+def test_ci_slice() -> None:
+    ci = cs.ci_slice()
+    assert 12 <= len(ci) <= 20
+    assert {e.family for e in ci} == set(cs.FAMILIES)
+    assert {e.config["num_warps"] for e in ci} == {4, 8}
+    assert {e.config["num_stages"] for e in ci} >= {2, 3, 4}
+    four_warp_wide = [
+        e for e in ci if e.config["num_warps"] == 4 and e.config.get("BLOCK_N") == 256
+    ]
+    assert {e.family for e in four_warp_wide} >= {"gemm_tma", "gemm_fp8", "gemm_persistent"}
+    assert {e.config["CAUSAL"] for e in ci if e.family == "attention_fwd"} == {False, True}
+    assert [e.key for e in cs.select("ci", "gemm_fp8")] == [
+        e.key for e in ci if e.family == "gemm_fp8"
+    ]
+
+
+def test_interleaved_covers_families_early() -> None:
+    order = cs.interleaved(cs.space())
+    assert sorted(e.key for e in order) == sorted(e.key for e in cs.space())
+    assert {e.family for e in order[: len(cs.FAMILIES)]} == set(cs.FAMILIES)
+
+
+def test_committed_index_is_current() -> None:
+    committed = json.loads(cs.INDEX_FILE.read_text())
+    fresh = cs.index(committed.get("compile_check", {}))
+    assert committed == json.loads(json.dumps(fresh))
+    assert committed["total"] == len(cs.space())
+
+
+def test_extra_configs_round_trip() -> None:
+    extra = cs.extra_configs(cs.ci_slice())
+    assert sum(len(v) for v in extra.values()) == len(cs.ci_slice())
+    assert extra["gemm_tma"]["t128x256x64_w4_s3"]["num_warps"] == 4
+
+
+def test_slice_dumps_cover_the_slice() -> None:
+    assert [d.name for d in SLICE_DIRS] == ["ttgir-3.6", "ttgir-3.9"]
+    want = {f"{e.key}.{t}.ttgir" for e in cs.ci_slice() for t in cs.TARGETS}
+    for folder in SLICE_DIRS:
+        index = json.loads((folder / "index.json").read_text())
+        assert index["failed"] == []
+        assert {d["file"] for d in index["dumps"]} == want
+        assert {p.name for p in folder.glob("*.ttgir")} == want
+
+
+@pytest.mark.parametrize("folder", SLICE_DIRS, ids=lambda p: p.name)
+def test_slice_dumps_build_loop_graphs(folder: Path) -> None:
+    index = json.loads((folder / "index.json").read_text())
+    for entry in index["dumps"]:
+        text = (folder / entry["file"]).read_text()
+        assert "/work/" not in text and "site-packages" not in text, entry["file"]
+        module = ir.parse(text)
+        loops = ws_loops(module)
+        assert len(loops) == entry["ws_loops"] >= 1, entry["file"]
+        for loop in loops:
+            graph = build_graph(module, loop)
+            assert graph.nodes, entry["file"]
+            assert graph.num_warps == entry["num_warps"]

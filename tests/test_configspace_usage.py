@@ -1,0 +1,173 @@
+"""benchmarks/configspace_usage.py's records and summary, on small made-up records (no compile)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from benchmarks import configspace_usage as cu
+from corpus import configspace as cs
+
+V = "3.6.0"
+
+
+def _compile(config: str, strategy: str, regs: int, stack: int = 0, ws: int = 0, **kw) -> dict:
+    rec = {"kind": "compile", "config": config, "target": "sm90", "triton": V}
+    rec |= {"strategy": strategy, "ok": True, "warp_specialize_ops": ws}
+    rec["ptxas"] = {
+        "registers": regs,
+        "stack_bytes": stack,
+        "spill_store_bytes": stack,
+        "spill_load_bytes": stack,
+        "wgmma_serialized": bool(stack),
+    }
+    return rec | kw
+
+
+def _model(config: str, predicted: int) -> dict:
+    return {"kind": "model", "config": config, "target": "sm90", "triton": V} | {
+        "predicted_registers": [predicted],
+        "predicted_max": predicted,
+    }
+
+
+def _failed(config: str, strategy: str) -> dict:
+    return {"kind": "compile", "config": config, "target": "sm90", "triton": V} | {
+        "strategy": strategy,
+        "ok": False,
+        "error": "RuntimeError: PassManager::run failed",
+    }
+
+
+RECORDS = [
+    # a: ours spills, stock specializes without spilling -> the key table
+    _model("gemm_tma.a", 384),
+    _compile("gemm_tma.a", "builtin", 168, ws=1),
+    _compile("gemm_tma.a", "none", 255, stack=624),
+    _compile("gemm_tma.a", "optimal", 255, stack=624),
+    # b: nobody spills; the model predicts 200, ptxas uses 184
+    _model("gemm_tma.b", 200),
+    _compile("gemm_tma.b", "builtin", 184),
+    _compile("gemm_tma.b", "none", 184),
+    _compile("gemm_tma.b", "optimal", 184),
+    # c: the model predicts a spill that ptxas avoids (a false positive); stock does not compile
+    _model("gemm_fp8.c", 264),
+    _failed("gemm_fp8.c", "builtin"),
+    _compile("gemm_fp8.c", "none", 240),
+    _compile("gemm_fp8.c", "optimal", 240),
+    # d: predicted 120, ptxas 128; optimal spills where stock did not compile
+    _model("gemm_fp8.d", 120),
+    _failed("gemm_fp8.d", "builtin"),
+    _compile("gemm_fp8.d", "none", 128),
+    _compile("gemm_fp8.d", "optimal", 255, stack=64, ws=1),
+]
+
+
+def test_spills() -> None:
+    assert cu.spills(_compile("x", "none", 255, stack=8)) is True
+    assert cu.spills(_compile("x", "none", 200)) is False
+    assert cu.spills(_failed("x", "none")) is None
+
+
+def test_spill_regressions() -> None:
+    rows = cu.spill_regressions(RECORDS)
+    assert [(c, t, v) for c, t, v, _, _ in rows] == [("gemm_tma.a", "sm90", V)]
+    assert cu.spills_without_stock(RECORDS) == [("gemm_fp8.d", "sm90", V)]
+
+
+def test_model_agreement() -> None:
+    a = cu.model_agreement(RECORDS)
+    # d's `none` kernel is unspecialized; all four have a model record and a `none` ptxas
+    assert a["n"] == 4
+    assert (a["tp"], a["tn"], a["fp"], a["fn"]) == (1, 2, 1, 0)
+    assert a["agreement"] == 0.75
+    # |200-184|, |264-240|, |120-128| where ptxas < 255
+    assert a["n_register_error"] == 3
+    assert a["register_error_median"] == 16
+    assert a["register_error_p90"] == 24
+    assert a["disagreements"] == [("gemm_fp8.c", "sm90", 264, 240, False)]
+
+
+def test_model_agreement_skips_specialized_and_missing() -> None:
+    recs = [_model("x.a", 300), _compile("x.a", "none", 255, stack=8, ws=1), _model("x.b", 100)]
+    assert cu.model_agreement(recs)["n"] == 0
+
+
+def test_latest_record_wins() -> None:
+    recs = [_failed("gemm_tma.a", "optimal"), _compile("gemm_tma.a", "optimal", 200)]
+    counts = cu.strategy_counts(recs)
+    assert counts[(V, "sm90", "optimal")] | {} == {
+        "n": 1,
+        "errors": 0,
+        "ws": 0,
+        "spill": 0,
+        "serialized": 0,
+        "no_ptxas": 0,
+    }
+
+
+def test_strategy_counts_and_summary() -> None:
+    counts = cu.strategy_counts(RECORDS)
+    assert counts[(V, "sm90", "builtin")]["errors"] == 2
+    assert counts[(V, "sm90", "optimal")]["spill"] == 2
+    assert counts[(V, "sm90", "optimal")]["serialized"] == 2
+    assert counts[(V, "sm90", "optimal")]["ws"] == 1
+    text = cu.summary(RECORDS)
+    assert "Triton 3.6.0 sm90: 4" in text
+    assert "| 3.6.0 | sm90 | optimal | 4 | 0 | 1 | 2 | 2 |" in text
+    assert "does not: 1" in text and "| gemm_tma.a | sm90 | 3.6.0 |" in text
+    assert "| 3.6.0 | sm90 | 4 | 3/4 (0.75) | 1 | 2 | 1 | 0 | 3 | 16 | 24 |" in text
+    # strategies in their fixed order
+    rows = [
+        ln.split("|")[3].strip() for ln in text.splitlines() if ln.startswith("| 3.6.0 | sm90 | ")
+    ]
+    assert rows[:3] == ["builtin", "none", "optimal"]
+
+
+def test_read_records_skips_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(RECORDS[0]) + "\n" + json.dumps(RECORDS[1])[:20])
+    assert cu.read_records([path, tmp_path / "missing.jsonl"]) == [RECORDS[0]]
+
+
+def test_plan_tasks_resumes() -> None:
+    entries = cs.ci_slice("gemm_tma")[:2]
+    first = entries[0].key
+    have = {("model", first, "sm90", V, None)} | {
+        ("compile", first, "sm90", V, s) for s in ("builtin", "none")
+    }
+    tasks = cu.plan_tasks(entries, ["sm90", "sm100"], ["builtin", "none"], V, have)
+    assert [(t.key, t.target, t.strategies, m) for t, m in tasks] == [
+        (entries[1].key, "sm90", ("builtin", "none"), True),
+        (first, "sm100", ("builtin", "none"), True),
+        (entries[1].key, "sm100", ("builtin", "none"), True),
+    ]
+    have |= {("compile", entries[1].key, "sm90", V, "builtin")}
+    tasks = cu.plan_tasks(entries, ["sm90"], ["builtin", "none"], V, have)
+    assert [(t.strategies, m) for t, m in tasks] == [(("none",), True)]
+
+
+def test_run_task_reports_what_a_dead_child_did_not_write(monkeypatch) -> None:
+    def dead(cmd, **kw):
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.write_text(json.dumps(_model("gemm_tma.a", 384) | {"target": "sm100"}) + "\n")
+        return subprocess.CompletedProcess(cmd, -11, "", "Segmentation fault\n")
+
+    monkeypatch.setattr(cu.subprocess, "run", dead)
+    task = cu.Task("gemm_tma.a", "sm100", ("builtin", "optimal"))
+    recs = cu.run_task(task, V, True, 10)
+    assert [(r["kind"], r.get("strategy")) for r in recs] == [
+        ("model", None),
+        ("compile", "builtin"),
+        ("compile", "optimal"),
+    ]
+    assert recs[1]["ok"] is False and recs[1]["error"].startswith("child died (rc -11)")
+    assert recs[2]["target"] == "sm100" and recs[2]["triton"] == V
+
+
+def test_summary_cli(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    assert cu.main(["--summary", str(path)]) == 0
+    assert "Model vs ptxas" in capsys.readouterr().out
