@@ -18,6 +18,7 @@ a compile that crashes or hangs takes only that child down, and its records say 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,11 +83,15 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
     from benchmarks.bench_compile import Job, compile_job
     from ws_solver.triton.binary_usage import ptx_usage
 
-    compiled, info = compile_job(Job(family, name, strategy), cache, capability)
+    with _stderr_captured() as printed:
+        compiled, info = compile_job(Job(family, name, strategy), cache, capability)
     rec: dict = {"kind": "compile", "ok": compiled is not None}
     rec["compile_s"] = info.get("compile_s")
     if "error" in info:
         rec["error"] = info["error"]
+        detail = mlir_error(printed())
+        if detail:
+            rec["error_detail"] = detail
     for k in ("num_warps", "shared_bytes", "warp_specialize_ops", "partition_regions", "binary"):
         if k in info:
             rec[k] = info[k]
@@ -110,6 +115,36 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
             rec["ptxas_error"] = _first_line(e)
         rec["ptxas_s"] = round(time.perf_counter() - start, 2)
     return rec
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Callable[[], str]]:
+    """Capture file descriptor 2 (MLIR prints its diagnostics there, not in the exception);
+    yields a function returning what was printed (read once the block is left), and echoes
+    the tail of it to the real stderr."""
+    sys.stderr.flush()
+    saved, held = os.dup(2), [b""]
+    with tempfile.TemporaryFile("w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield lambda: held[0].decode(errors="replace")
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            held[0] = tmp.read()
+            os.write(2, held[0][-4000:])
+
+
+def mlir_error(text: str) -> str | None:
+    """The first MLIR diagnostic ``...: error: MESSAGE`` of compiler output, without its
+    location; None when there is none."""
+    for line in text.splitlines():
+        _, sep, message = line.partition(" error: ")
+        if sep and "Failures have been detected" not in message:
+            return message.strip()[:300]
+    return None
 
 
 def child(key: str, target: str, strategies: list[str], out: Path, model: bool) -> None:
@@ -287,6 +322,16 @@ def spills_without_stock(
     return out
 
 
+def error_counts(records: list[dict]) -> dict[tuple[str, str, str, str], int]:
+    """(triton, target, strategy, first diagnostic) -> failed compiles, most frequent first."""
+    out: dict[tuple[str, str, str, str], int] = {}
+    for (kind, _, target, version, strategy), rec in _latest(records).items():
+        if kind == "compile" and not rec.get("ok"):
+            key = (version, target, strategy, rec.get("error_detail") or rec.get("error", "?"))
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][:3], -kv[1])))
+
+
 def _row_order(item: tuple) -> tuple:
     (version, target, strategy), _ = item
     rank = STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES)
@@ -378,6 +423,12 @@ def summary(records: list[dict]) -> str:
             f"| {version} | {target} | {strategy} | {r['n']} | {r['errors']} | {r['ws']} "
             f"| {r['spill']} | {r['serialized']} |"
         )
+    lines.append("")
+    errors = error_counts(records)
+    if errors:
+        lines.append("")
+        lines.append("Compile errors (Triton, target, strategy: count × first diagnostic):")
+        lines.extend(f"- {v} {t} {s}: {n} × {msg}" for (v, t, s, msg), n in errors.items())
     lines.append("")
     regress = spill_regressions(records)
     lines.append(f"## `optimal` spills where stock (`builtin`) does not: {len(regress)}")

@@ -116,6 +116,7 @@ def test_strategy_counts_and_summary() -> None:
     text = cu.summary(RECORDS)
     assert "Triton 3.6.0 sm90: 4" in text
     assert "| 3.6.0 | sm90 | optimal | 4 | 0 | 1 | 2 | 2 |" in text
+    assert "- 3.6.0 sm90 builtin: 2 × RuntimeError: PassManager::run failed" in text
     assert "does not: 1" in text and "| gemm_tma.a | sm90 | 3.6.0 |" in text
     assert "| 3.6.0 | sm90 | 4 | 3/4 (0.75) | 1 | 2 | 1 | 0 | 3 | 16 | 24 |" in text
     # strategies in their fixed order
@@ -171,3 +172,24 @@ def test_summary_cli(tmp_path: Path, capsys) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     assert cu.main(["--summary", str(path)]) == 0
     assert "Model vs ptxas" in capsys.readouterr().out
+
+
+def test_mlir_error() -> None:
+    text = (
+        "module {\n}\n"
+        "/x/gemm_tma.py:42:33: error: 'tt.descriptor_store' op tensor descriptor block and "
+        "tensor types must match\n"
+        "/x/gemm_tma.py:18:0: error: Failures have been detected while processing an MLIR pass\n"
+    )
+    assert cu.mlir_error(text) == (
+        "'tt.descriptor_store' op tensor descriptor block and tensor types must match"
+    )
+    assert cu.mlir_error("no diagnostics\n") is None
+
+
+def test_stderr_captured() -> None:
+    import os
+
+    with cu._stderr_captured() as printed:
+        os.write(2, b"k.py:1:2: error: boom\n")
+    assert cu.mlir_error(printed()) == "boom"
