@@ -332,6 +332,33 @@ def error_counts(records: list[dict]) -> dict[tuple[str, str, str, str], int]:
     return dict(sorted(out.items(), key=lambda kv: (kv[0][:3], -kv[1])))
 
 
+def shared_memory_check(
+    records: list[dict], strategies: tuple[str, ...] = ("builtin", "none")
+) -> dict[tuple[str, str, str], dict]:
+    """Per (triton, target, strategy): kernels whose shared memory exceeds what a CTA may
+    take (they would not launch) and the estimate's ratio to Triton's allocation."""
+    from corpus.configspace import SMEM_LIMIT, space
+
+    estimate = {e.key: e.smem_estimate for e in space()}
+    rows: dict[tuple[str, str, str], list] = {}
+    for (kind, config, target, version, strategy), rec in _latest(records).items():
+        actual = rec.get("shared_bytes")
+        if kind != "compile" or strategy not in strategies or not actual or config not in estimate:
+            continue
+        rows.setdefault((version, target, strategy), []).append((estimate[config], actual))
+    out = {}
+    for key in sorted(rows, key=lambda k: _row_order((k, None))):
+        pairs = rows[key]
+        ratios = [e / a for e, a in pairs]
+        out[key] = {
+            "n": len(pairs),
+            "over_limit": sum(a > SMEM_LIMIT for _, a in pairs),
+            "ratio_median": round(statistics.median(ratios), 2),
+            "ratio_min": round(min(ratios), 2),
+        }
+    return out
+
+
 def _row_order(item: tuple) -> tuple:
     (version, target, strategy), _ = item
     rank = STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES)
@@ -461,6 +488,17 @@ def summary(records: list[dict]) -> str:
             f"| {version} | {target} | {a['n']} | {a['agree']}/{a['n']} ({a['agreement']}) "
             f"| {a['tp']} | {a['tn']} | {a['fp']} | {a['fn']} | {a['n_register_error']} "
             f"| {a['register_error_median']} | {a['register_error_p90']} |"
+        )
+    lines.append("")
+    lines.append("## Shared memory: the generator's estimate vs the compiled kernel's")
+    lines.append(
+        "| Triton | target | strategy | n | over the limit | estimate/actual median | min |"
+    )
+    lines.append("|---|---|---|---|---|---|---|")
+    for (version, target, strategy), row in shared_memory_check(records).items():
+        lines.append(
+            f"| {version} | {target} | {strategy} | {row['n']} | {row['over_limit']} "
+            f"| {row['ratio_median']} | {row['ratio_min']} |"
         )
     dis = model_agreement(records)["disagreements"]
     if dis:

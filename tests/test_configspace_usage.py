@@ -193,3 +193,22 @@ def test_stderr_captured() -> None:
     with cu._stderr_captured() as printed:
         os.write(2, b"k.py:1:2: error: boom\n")
     assert cu.mlir_error(printed()) == "boom"
+
+
+def test_shared_memory_check() -> None:
+    key = "gemm_tma.t128x256x64_w4_s3"
+    est = {e.key: e.smem_estimate for e in cs.space()}[key]
+    recs = [
+        _compile(key, "none", 255, shared_bytes=est),
+        _compile(key, "builtin", 168, shared_bytes=cs.SMEM_LIMIT + 1),
+        _compile("gemm_tma.unknown", "none", 100, shared_bytes=1000),
+    ]
+    check = cu.shared_memory_check(recs)
+    assert check[(V, "sm90", "none")] == {
+        "n": 1,
+        "over_limit": 0,
+        "ratio_median": 1.0,
+        "ratio_min": 1.0,
+    }
+    assert check[(V, "sm90", "builtin")]["over_limit"] == 1
+    assert list(check) == [(V, "sm90", "builtin"), (V, "sm90", "none")]
