@@ -17,6 +17,7 @@ from ..strategy import Strategy
 from .assign import assign, cap_partitions, group_cost, number_partitions, role_of
 from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
 from .merge import MergeState, merge_data_partitions
+from .repair import overflow, repair
 from .resources import (
     choose_channels,
     choose_registers,
@@ -72,48 +73,74 @@ def _specialize(
     cap_partitions(state, table, target.max_partitions)
     while len(state.members) > 1:
         deadline.check("the heuristic")
-        ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
-        split = r4_split(table, state)
-        if split and not can_default(graph, target, table, members_of(assignment, 0)):
-            return None, _r4_reason(graph, table, split)
-        n = len(roles)
-        warps = choose_warps(graph, target, table, facts, assignment, n)
-        registers = choose_registers(target, table, facts, assignment, warps, roles)
-        total_warps = sum(padded_warps(target, w) for w in warps)
-        if registers is None or total_warps > target.max_warps_per_cta:
+        plan, ids, why = _build(graph, target, facts, table, state)
+        if why == _OVER_REGISTERS:
             _merge_for_registers(state, table, ids)
             continue
-        root_of = {i: r for r, i in ids.items()}
-        partitions = tuple(
-            Partition(
-                p,
-                warps[p],
-                registers[p],
-                stage_of(target, roles[p]),
-                _label(roles[p], state.flags[root_of[p]]),
-            )
-            for p in range(n)
-        )
-        channels = choose_channels(graph, target, table, assignment, partitions, roles)
-        plan = Plan(
-            loop=graph.name,
-            target=target.name,
-            assignment=assignment,
-            partitions=partitions,
-            channels=channels,
-            strategy=Strategy.HEURISTIC,
-            merges=tuple(state.merges),
-        )
-        problems = check_plan(plan, graph, target)
+        if plan is None:
+            return None, why
         rules = lowering_violations(graph, plan, table.lowering)
         if rules:  # the rules this heuristic does not steer by: Triton could not lower it
             return None, rules[0]
-        if problems:
+        problems = check_plan(plan, graph, target)
+        if not problems:
+            return plan, ""
+        if not overflow(plan, target, table):
             return None, f"heuristic plan is invalid ({problems[0]})"
-        return plan, ""
+        # Over a memory even with single-buffered channels: split differently (repair.py).
+        fixed = repair(plan, graph, target, facts, table, deadline)
+        if fixed is None:
+            return None, f"no split fits the target's memories ({problems[0]} before repair)"
+        problems = check_plan(fixed, graph, target)
+        if problems:
+            return None, f"heuristic plan is invalid after its repair ({problems[0]})"
+        return fixed, ""
     if any(m.rule == REGISTERS for m in state.merges):
         return None, "no split fits the register file (merged into one partition)"
     return None, "every data op merged into one partition"
+
+
+_OVER_REGISTERS = "registers or warps over the target's"
+
+
+def _build(
+    graph: LoopGraph, target: Target, facts: Facts, table: CostTable, state: MergeState
+) -> tuple[Plan | None, dict[int, int], str]:
+    """The plan for the merge state as it stands: (plan, ids, ""); (None, ids,
+    _OVER_REGISTERS) when its registers or warps do not fit; (None, ids, reason) when
+    lowering rule R4 cannot be met."""
+    ids, roles, assignment = _number_and_assign(graph, target, facts, table, state)
+    split = r4_split(table, state)
+    if split and not can_default(graph, target, table, members_of(assignment, 0)):
+        return None, ids, _r4_reason(graph, table, split)
+    n = len(roles)
+    warps = choose_warps(graph, target, table, facts, assignment, n)
+    registers = choose_registers(target, table, facts, assignment, warps, roles)
+    total_warps = sum(padded_warps(target, w) for w in warps)
+    if registers is None or total_warps > target.max_warps_per_cta:
+        return None, ids, _OVER_REGISTERS
+    root_of = {i: r for r, i in ids.items()}
+    partitions = tuple(
+        Partition(
+            p,
+            warps[p],
+            registers[p],
+            stage_of(target, roles[p]),
+            _label(roles[p], state.flags[root_of[p]]),
+        )
+        for p in range(n)
+    )
+    channels = choose_channels(graph, target, table, assignment, partitions, roles)
+    plan = Plan(
+        loop=graph.name,
+        target=target.name,
+        assignment=assignment,
+        partitions=partitions,
+        channels=channels,
+        strategy=Strategy.HEURISTIC,
+        merges=tuple(state.merges),
+    )
+    return plan, ids, ""
 
 
 def _number_and_assign(graph, target, facts, table, state):

@@ -291,15 +291,19 @@ PAIR_RULES: tuple[Rule, ...] = (
     _pair(shared_tmem_alloc, partners=lambda s, a: s.tmem_sharers(a)),
 )
 
-# Merges made after the rules: over the target's partition limit, or over its register file.
+# Merges made after the rules: over the target's partition limit, over its register file, or
+# over its memories (repair.py's merges; the name is repeated there, which rules.py cannot
+# import).
 CAP = "cap"
 REGISTERS = "registers"
+CAPACITY = "capacity"
 
 RULE_NAMES: tuple[str, ...] = (
     *(r.name for r in EDGE_RULES),
     *(r.name for r in PAIR_RULES),
     CAP,
     REGISTERS,
+    CAPACITY,
 )
 
 
