@@ -205,6 +205,7 @@ def _dropin_summary(report: dict) -> dict:
         "lowered": report.get("lowered", []),
         "notes": report.get("notes", [])[:10],
         "setmaxnreg": report.get("setmaxnreg"),
+        "decision": report.get("decision", {}),
     }
 
 

@@ -46,3 +46,69 @@ def departure(
         return Departure(True, 1.0, margin)
     gain = (heuristic_ii - optimum_ii) / heuristic_ii
     return Departure(gain > margin, gain, margin)
+
+
+# -- reversing stock Triton's decision on a target never measured ------------------------------
+# On a target whose rates were never checked against silicon (`Target.measured` False), the
+# model's II is the only argument for specializing where stock Triton does not (or the
+# reverse). On sm_90, where it could be checked, a modeled tie hid a 7x loss (issue 34), and
+# the model's measured error on plans it was built for is 6.6%; an unchecked target's error
+# is unknown, so a reversal needs a modeled gain several times that. A policy, not a fit:
+# remove it for a target once its measured check exists.
+UNMEASURED_REVERSAL_MARGIN = 0.25
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """Whether ws_solver's specialize decision stands against stock Triton's, and why."""
+
+    keep_ours: bool
+    rule: str  # what decided, for reports
+    evidence: str  # one line
+
+    def to_dict(self) -> dict:
+        return {"keep_ours": self.keep_ours, "rule": self.rule, "evidence": self.evidence}
+
+
+def reversal(
+    measured: bool,
+    ours_specialized: bool,
+    stock_specialized: bool | None,
+    stock_failure: str = "",
+    stock_spills_more: bool = False,
+    modeled_gain: float | None = None,
+    margin: float = UNMEASURED_REVERSAL_MARGIN,
+) -> Reversal:
+    """Keep ws_solver's decision, or take stock's, for one kernel.
+
+    `stock_specialized`: None when stock's decision is unknown. `stock_failure`: why stock
+    Triton fails to compile the kernel ("" when it compiles). `stock_spills_more`: ptxas
+    shows stock's kernel spilling (or serializing its wgmmas) where ours does less.
+    `modeled_gain`: the model's gain of our decision over the other one, relative to ours
+    ((II of the other - II of ours) / II of ours), None when not known."""
+    ours = "specialize" if ours_specialized else "not specialize"
+    if measured:
+        return Reversal(True, "measured target", "the model's decision stands (checked on silicon)")
+    if stock_failure:
+        return Reversal(True, "stock fails", f"stock Triton fails on the kernel: {stock_failure}")
+    if stock_specialized is None:
+        return Reversal(True, "stock unknown", "stock Triton's decision could not be read")
+    if stock_specialized == ours_specialized:
+        return Reversal(True, "same decision", f"stock Triton and ws_solver both {ours}")
+    if stock_spills_more:
+        return Reversal(True, "stock spills", "ptxas: stock's kernel spills where ours does not")
+    if modeled_gain is not None and modeled_gain > margin:
+        return Reversal(
+            True,
+            "modeled gain",
+            f"modeled gain {100 * modeled_gain:.1f}% > {100 * margin:.0f}% margin for a target "
+            "never measured",
+        )
+    gain = "unknown" if modeled_gain is None else f"{100 * modeled_gain:.1f}%"
+    stock = "specializes" if stock_specialized else "does not specialize"
+    return Reversal(
+        False,
+        "unmeasured target: stock's decision",
+        f"stock Triton {stock}; ws_solver's modeled gain {gain} is not above the "
+        f"{100 * margin:.0f}% margin for a target never measured",
+    )

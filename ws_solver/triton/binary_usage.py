@@ -1,12 +1,15 @@
 """What ptxas made of a kernel: registers per thread, spilled bytes, serialized wgmmas.
 
-Two readers, both on the CPU and both with the tools Triton ships beside its ptxas:
+Three readers, all on the CPU and all with the tools Triton ships:
 
 - `cubin_usage` reads a finished cubin's resource table (``cuobjdump -res-usage``): registers
   and the stack frame, which in a Triton kernel is spill space. Milliseconds; no ptxas run.
-- `ptx_usage` assembles PTX with ``ptxas -v`` and reads its report: registers, stack frame,
-  spill stores and loads, and ptxas's C7511 note that it serialized the wgmma pipeline for
-  lack of registers (the cliff behind sm_90's several-fold losses). A ptxas run.
+- `assembled_usage` runs Triton's own ``make_cubin`` (its ptxas, with its flags) with the
+  ptxas log on and reads the log: registers, stack frame, spill stores and loads, and
+  ptxas's C7511 note that it serialized the wgmma pipeline for lack of registers (the cliff
+  behind sm_90's several-fold losses). What the guard's child uses.
+- `ptx_usage` does the same with a plain ``ptxas -v`` of the PTX (Triton's ptxas for the
+  capability, without Triton's other flags): for PTX outside a compile.
 
 `BinaryUsage.worse_than` orders two kernels by how badly they spill, for the drop-in's
 check of its decision (kernel_compile.py) and the config-space sweep.
@@ -14,11 +17,14 @@ check of its decision (kernel_compile.py) and the config-space sweep.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
+from typing import Any
 
 _RES_USAGE = re.compile(r"REG:(\d+)\s+STACK:(\d+)")
 _USED = re.compile(r"Used (\d+) registers")
@@ -102,12 +108,23 @@ def cubin_usage(cubin: bytes) -> BinaryUsage:
     return parse_res_usage(out)
 
 
-def ptx_usage(ptx: str, capability: int) -> BinaryUsage:
-    """Assemble `ptx` with the ptxas Triton uses for `capability` and read ``-v``."""
+def assembled_usage(backend: Any, ptx: str, options: Any, capability: int) -> BinaryUsage:
+    """Assemble `ptx` with Triton's ``make_cubin`` (log on) and read what ptxas printed."""
     from triton import knobs
 
-    tool = knobs.nvidia.ptxas_blackwell if capability >= 100 else knobs.nvidia.ptxas
-    arch = f"sm_{capability}a" if capability >= 90 else f"sm_{capability}"
+    printed = io.StringIO()
+    with knobs.nvidia.scope(), contextlib.redirect_stdout(printed):
+        knobs.nvidia.dump_ptxas_log = True
+        backend.make_cubin(ptx, {}, options, capability)
+    return parse_ptxas_log(printed.getvalue())
+
+
+def ptx_usage(ptx: str, capability: int) -> BinaryUsage:
+    """Assemble `ptx` with the ptxas Triton uses for `capability` and read ``-v``."""
+    from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+
+    tool = get_ptxas(capability)
+    arch = sm_arch_from_capability(capability)
     with tempfile.TemporaryDirectory(prefix="ws_solver-usage-") as folder:
         src = os.path.join(folder, "kernel.ptx")
         with open(src, "w") as f:

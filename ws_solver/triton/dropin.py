@@ -48,6 +48,7 @@ def enable(
     lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
     partition_timeout: float | None = None,
     reset_caches: bool = True,
+    check_decision: bool = True,
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -69,6 +70,11 @@ def enable(
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
     ``partition_timeout``: wall seconds one partitioning attempt may take before it counts as
     hung and the next strategy is tried (default: ``Settings.partition_limit()``).
+    ``check_decision=False`` skips the decision check (``ws_solver.triton.decision_check``):
+    by default an optimal or heuristic compile builds stock Triton's kernel and its own to
+    ptxas in the guard's child, names stock's decision in the report, keeps stock's decision
+    on a target never measured unless there is evidence, and keeps the decision that spills
+    less when ptxas spills the chosen kernel.
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
     Every option is checked here: a bad value raises ``ValueError`` (an unknown one
@@ -91,6 +97,7 @@ def enable(
         release_per_warp_group=release_per_warp_group,
         take_turns=take_turns,
         partition_timeout=partition_timeout,
+        check_decision=check_decision,
     )
     with lock:
         if _session is not None:

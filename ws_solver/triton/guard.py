@@ -40,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class Verdict:
     wall_s: float = 0.0  # the child's time (0 when cached or unavailable)
     timeout_s: float = 0.0
     cached: bool = False
+    facts: dict = field(default_factory=dict)  # "ok": what probe_binary/probe_stock built
 
     @property
     def ok(self) -> bool:

@@ -39,6 +39,9 @@ STAGE_NAMES = {
     "rewrite": "the post-pipeline rewrite (registers, Hopper fix)",
     "tail": "the rest of Triton's make_ttgir",
     "llir": "Triton's make_llir",
+    "stock": "stock Triton's make_ttgir",
+    "ptx": "Triton's make_ptx",
+    "ptxas": "ptxas",
 }
 
 
@@ -205,7 +208,8 @@ def _probe_in_child(request: dict, close_in_child: tuple[int, ...]) -> dict:
     if outcome[0] == "hang":
         return {"status": "hang", "reason": hang_reason(stage, timeout_s), **base}
     if outcome[0] == "ok":
-        return {"status": "ok", **base}
+        facts = outcome[1] if len(outcome) > 1 and isinstance(outcome[1], dict) else {}
+        return {"status": "ok", **base, **({"facts": facts} if facts else {})}
     _, error_type, message = outcome
     return {
         "status": "error",
@@ -223,12 +227,13 @@ def _child(request: dict, channel: int) -> None:
     module_name, _, attr = request["function"].partition(":")
     function = getattr(importlib.import_module(module_name), attr)
     try:
-        function(request["job"], progress)
+        facts = function(request["job"], progress)
     except Exception as e:
         text = str(e).strip()
         _write_fd(channel, ("error", type(e).__name__, text.splitlines()[0] if text else ""))
         return
-    _write_fd(channel, ("ok",))
+    # A probe may return facts about what it built (probe_binary, probe_stock): plain data.
+    _write_fd(channel, ("ok", facts) if isinstance(facts, dict) else ("ok",))
 
 
 _DIAGNOSTIC = re.compile(
@@ -269,17 +274,55 @@ def error_reason(error_type: str, message: str, stderr: str) -> str:
 # -- what the child runs ----------------------------------------------------------------------
 def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     """Parse ``job.text`` in a fresh context and lower it exactly as the drop-in would."""
+    _lower(job, progress)
+
+
+def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_lowering`, then on to PTX and ptxas: whether the kernel came out
+    warp-specialized and its registers and spills (the drop-in's decision check)."""
+    backend, specialized, llir, metadata = _lower(job, progress)
+    return _assembled(backend, job, specialized, llir, metadata, progress)
+
+
+def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
+    """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
+    ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
+    registers. An exception is stock's own failure on the kernel."""
+    backend, context = _backend(job)
+    progress("stock")
+    from . import make_ttgir as tpipe
+
+    module = tpipe.parse_module_text(job.text, context)
+    metadata: dict = {}
+    module = backend.make_ttgir(module, metadata, job.options, job.capability)
+    specialized = _specialized(module)
+    progress("llir")
+    llir = backend.make_llir(module, metadata, job.options, job.capability)
+    return _assembled(backend, job, specialized, llir, metadata, progress)
+
+
+def _backend(job: Any) -> tuple[Any, Any]:
     from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
 
-    from . import make_ttgir as tpipe
-
-    progress("parse")
     context = ir.context()
     ir.load_dialects(context)
     backend = CUDABackend(GPUTarget("cuda", job.capability, 32))
     backend.load_dialects(context)
+    return backend, context
+
+
+def _specialized(module: Any) -> bool:
+    return "ttg.warp_specialize(" in module.str()
+
+
+def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict]:
+    """(backend, whether warp-specialized, LLVM IR, metadata) of ``job.text`` lowered."""
+    from . import make_ttgir as tpipe
+
+    progress("parse")
+    backend, context = _backend(job)
     module = tpipe.parse_module_text(job.text, context)
     rewrite = post_pipeline(
         job.capability,
@@ -293,6 +336,7 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     module = tpipe.run_after_partition(
         module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress
     )
+    specialized = _specialized(module)
     # Some partitioned modules pass make_ttgir and fail only when lowered to LLVM (e.g. two
     # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
     # The drop-in can still fall back at this point, so the probe goes one stage further.
@@ -302,3 +346,16 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(why)
+    return backend, specialized, llir, metadata
+
+
+def _assembled(
+    backend: Any, job: Any, specialized: bool, llir: Any, metadata: dict, progress: Callable
+) -> dict:
+    from .binary_usage import assembled_usage
+
+    progress("ptx")
+    ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
+    progress("ptxas")
+    usage = assembled_usage(backend, ptx, job.options, job.capability)
+    return {"specialized": specialized, "usage": usage.to_dict()}

@@ -12,14 +12,17 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
-from ..pipeline import LoopError, LoopPlace, LoopReport, partition_text
+from ..model.target import Target, target_for
+from ..pipeline import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
 from ..strategy import Explore, Strategy
 from . import guard as lguard
 from . import make_ttgir as tpipe
 from . import rewrites, versions
 from .deadline import call_with_deadline
+from .decision_check import Built, Candidate, settle
 from .partition_check import check_partitioned
 from .reasons import failure_reason
 from .rewrites import (
@@ -35,6 +38,8 @@ from .unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
+BINARY_PROBE = "ws_solver.triton.guard_server:probe_binary"
+STOCK_PROBE = "ws_solver.triton.guard_server:probe_stock"
 
 
 # -- the hook ---------------------------------------------------------------------------------
@@ -87,10 +92,12 @@ class KernelCompile:
         self.capability = capability
         self.report: CompileReport | None = None
         self.release_ring_depth: int | None = None  # set when a specialized module lowered
+        self.ttir: str | None = None  # the kernel's TTIR, for stock Triton's build
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
         ttir = mod.str()
+        self.ttir = ttir
         if not _WS_LOOP.search(ttir):
             return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
         start = time.perf_counter()
@@ -139,20 +146,16 @@ class KernelCompile:
         loop_reports: list[LoopReport] = []
         post = None
         err = None
+        chosen = None
         try:
             with _captured_stderr() as err:
-                if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
-                    annotated, specialized = part_text, True
-                else:
-                    annotated, loop_reports = self._partition(strategy, part_text, len(sites))
-                    _check_solver_status(loop_reports)
-                    # Only annotations added, or the tag taken off; else UntrustedResult.
-                    specialized = any(check_partitioned(part_text, annotated, loop_reports))
+                chosen = self._choose(strategy, part_text, len(sites))
+                loop_reports = chosen.loop_reports
                 requests = _register_requests(r.plan for r in loop_reports if r.specialized)
-                if specialized:  # else: the input minus its tags, lowered as Triton would
-                    self._probe(strategy, annotated, requests)
+                if chosen.specialized:  # else: the input minus its tags, lowered as Triton would
+                    self._probe(strategy, chosen.annotated, requests)
                 post = self._post_pipeline(requests)
-                new_mod = tpipe.parse_module_text(annotated, context)
+                new_mod = tpipe.parse_module_text(chosen.annotated, context)
                 result = tpipe.run_after_partition(
                     new_mod, self.options, self.capability, metadata, post_pipeline=post
                 )
@@ -161,25 +164,106 @@ class KernelCompile:
             elapsed = time.perf_counter() - start
             report.fallbacks.append(_failure(strategy, where, e, err.text if err else "", elapsed))
             return None
-        err.replay()
-        assert post is not None
+        assert post is not None and chosen is not None
+        # What MLIR printed during an attempt that succeeded (a pass's diagnostic it recovered
+        # from) belongs to the report, not to the user's terminal: stock Triton prints nothing.
+        if err.text:
+            report.notes.append(f"diagnostics of the {strategy} attempt: {_first_line(err.text)}")
         if "hopper" in post.missing:
             self._warn_hopper_once()
-        report.strategy_used = strategy
+        # The decision check may have kept another strategy's plan (report.decision says why).
+        used = strategy if chosen.label == str(strategy) else Strategy(chosen.strategy)
+        report.strategy_used = used
         self.release_ring_depth = post.ring_depth
         report.lowered = post.lowered
         report.notes.extend(post.notes)
-        report.loops = _loop_records(strategy, loop_reports, sites, post.registers_applied)
+        report.loops = _loop_records(used, loop_reports, sites, post.registers_applied)
         report.notes.extend(_plan_cache_notes(loop_reports))
         return result
 
+    def _choose(self, strategy: Strategy | Explore, part_text: str, loops: int) -> Candidate:
+        """The strategy's plan, then (optimal and heuristic) the decision check."""
+        if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
+            return Candidate(str(strategy), part_text, [], True, triton_decides=True)
+        annotated, loop_reports = self._partition(strategy, part_text, loops)
+        _check_solver_status(loop_reports)
+        # Only annotations added, or the tag taken off; else UntrustedResult.
+        specialized = any(check_partitioned(part_text, annotated, loop_reports))
+        ours = Candidate(str(strategy), annotated, loop_reports, specialized)
+        if not self._checks_decision(strategy):
+            return ours
+        settled = settle(
+            ours,
+            self._target(),
+            lambda c: self._flip(c, part_text, loops),
+            self._build,
+            self._stock,
+        )
+        assert self.report is not None
+        self.report.decision = settled.record
+        return settled.candidate
+
+    def _checks_decision(self, strategy: Strategy | Explore) -> bool:
+        return bool(
+            self.settings.check_decision
+            and self.settings.lowering_timeout
+            and strategy in (Strategy.OPTIMAL, Strategy.HEURISTIC)
+        )
+
+    def _target(self) -> Target:
+        return target_for(self.capability, versions.installed().name)
+
+    def _flip(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
+        """The other decision: unspecialized for a specialized candidate; else the
+        heuristic's plan forced to specialize, else Triton's own partitioner."""
+        if candidate.specialized:
+            text, reports = self._partition(Strategy.NONE, part_text, loops)
+            return Candidate("unspecialized", text, reports, False)
+        forced = replace(self.settings.solve, force=True)
+        text, reports = self._partition(Strategy.HEURISTIC, part_text, loops, forced)
+        if any(r.specialized for r in reports):
+            return Candidate("heuristic, forced", text, reports, True)
+        return Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True)
+
+    def _build(self, candidate: Candidate) -> Built:
+        """The candidate built to ptxas in the guard's child (probe_binary)."""
+        requests = _register_requests(r.plan for r in candidate.loop_reports if r.specialized)
+        job = self._lowering_job(candidate.annotated, requests)
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        verdict = lguard.guard().probe(
+            job, self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S, where, BINARY_PROBE
+        )
+        return Built.from_verdict(verdict)
+
+    def _stock(self) -> Built:
+        """What stock Triton builds of this kernel (probe_stock on its TTIR)."""
+        if self.ttir is None:
+            return Built("unavailable", reason="no TTIR")
+        job = lguard.LoweringJob(
+            text=self.ttir,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=(),
+            apply_registers=False,
+            hopper=False,
+        )
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        timeout = self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
+        return Built.from_verdict(lguard.guard().probe(job, timeout, where, STOCK_PROBE))
+
     def _partition(
-        self, strategy: Strategy | Explore, part_text: str, loops: int
+        self,
+        strategy: Strategy | Explore,
+        part_text: str,
+        loops: int,
+        options: SolveOptions | None = None,
     ) -> tuple[str, list[LoopReport]]:
         """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
+        solve = options or self.settings.solve
         return call_with_deadline(
             lambda: partition_text(
-                part_text, strategy, options=self.settings.solve, triton=versions.installed().name
+                part_text, strategy, options=solve, triton=versions.installed().name
             ),
             self.settings.partition_limit(loops, strategy),
             f"partitioning ({strategy})",
@@ -206,19 +290,11 @@ class KernelCompile:
         timeout = self.settings.lowering_timeout
         if not timeout:
             return
-        job = lguard.LoweringJob(
-            text=annotated,
-            capability=self.capability,
-            options=self.options,
-            num_warps=self.options.num_warps,
-            registers=requests,
-            apply_registers=self.settings.apply_registers,
-            overlap=self.settings.overlap_wgmma,
-            release_per_warp_group=self.settings.release_per_warp_group,
-            hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
-        )
+        job = self._lowering_job(annotated, requests)
         where = os.path.join(self.session.cache_dir, "lowering-probes")
-        verdict = lguard.guard().probe(job, timeout, cache_dir=where)
+        # With the decision check on, the build to ptxas is the probe (one child run, cached).
+        function = BINARY_PROBE if self._checks_decision(strategy) else None
+        verdict = lguard.guard().probe(job, timeout, cache_dir=where, function=function)
         report = self.report
         assert report is not None
         report.probes.append({"strategy": strategy, **verdict.summary()})
@@ -229,6 +305,19 @@ class KernelCompile:
             self._warn_guard_once(verdict.reason)
             return
         raise LoweringRejected(verdict)
+
+    def _lowering_job(self, annotated: str, requests: RegisterRequests) -> lguard.LoweringJob:
+        return lguard.LoweringJob(
+            text=annotated,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=requests,
+            apply_registers=self.settings.apply_registers,
+            overlap=self.settings.overlap_wgmma,
+            release_per_warp_group=self.settings.release_per_warp_group,
+            hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
+        )
 
     def _warn_guard_once(self, why: str) -> None:
         if self.session.guard_warned:
@@ -363,6 +452,12 @@ def _check_solver_status(loop_reports: list[LoopReport]) -> None:
         if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
             e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
             raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
+    return (lines[0][:300] if lines else "") + more
 
 
 def _kernel_name(ttir: str) -> str:

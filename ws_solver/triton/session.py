@@ -71,13 +71,17 @@ class Settings:
     # Wall seconds one partitioning attempt may take (None: derived from the solver's time
     # limit, see partition_limit). Not part of the digest, like lowering_timeout.
     partition_timeout: float | None = None
+    # Optimal and heuristic: build stock Triton's kernel and ours to ptxas in the guard's
+    # child, and keep the decision the compiler supports (decision_check.py).
+    check_decision: bool = True
 
     def __post_init__(self) -> None:
         """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
         object.__setattr__(self, "strategy", parse_strategy(self.strategy, DROPIN_STRATEGIES))
         if not isinstance(self.solve, SolveOptions):
             raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
-        for name in ("apply_registers", "overlap_wgmma", "release_per_warp_group", "take_turns"):
+        flags = ("apply_registers", "overlap_wgmma", "release_per_warp_group", "take_turns")
+        for name in (*flags, "check_decision"):
             check_flag(getattr(self, name), name)
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
@@ -102,6 +106,7 @@ class Settings:
                 "overlap_wgmma": self.overlap_wgmma,
                 "release_per_warp_group": self.release_per_warp_group,
                 "take_turns": self.take_turns,
+                "check_decision": self.check_decision,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": rewrites.hopper_fix() is not None,
             }
@@ -122,6 +127,8 @@ class CompileReport:
     probes: list[dict] = field(default_factory=list)  # {strategy, status, stage, wall_s, ...}
     notes: list[str] = field(default_factory=list)
     setmaxnreg: list[int] | None = None  # distinct setmaxnreg values in the PTX
+    # The decision check (decision_check.py): stock's build, ours, the other, the rule.
+    decision: dict = field(default_factory=dict)
     wall_s: float = 0.0
 
     def to_dict(self) -> dict:

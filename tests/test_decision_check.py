@@ -1,0 +1,134 @@
+"""The drop-in's decision check on made-up builds: stock's decision on a target never
+measured, ptxas's spills, and what the report records (no Triton needed)."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from ws_solver.model.decision import UNMEASURED_REVERSAL_MARGIN, reversal
+from ws_solver.model.target import SM90, SM100
+from ws_solver.triton.binary_usage import BinaryUsage
+from ws_solver.triton.decision_check import Built, Candidate, settle
+
+CLEAN = BinaryUsage(168, 0, 0, 0, False)
+SPILLING = BinaryUsage(255, 624, 1664, 1152, True)
+
+
+@dataclass
+class FakeLoop:
+    ii: int
+
+
+def candidate(label: str, specialized: bool, ii: int | None = 100) -> Candidate:
+    loops = [FakeLoop(ii)] if ii is not None else []
+    return Candidate(label, f"<{label}>", loops, specialized)
+
+
+def run(ours: Candidate, other: Candidate, target, builds: dict, stock: Built):
+    flipped = []
+
+    def flip(c: Candidate) -> Candidate:
+        flipped.append(c.label)
+        return other
+
+    settled = settle(ours, target, flip, lambda c: builds[c.label], lambda: stock)
+    return settled, flipped
+
+
+def ok(specialized: bool, usage: BinaryUsage = CLEAN) -> Built:
+    return Built("ok", specialized, usage)
+
+
+def test_sm100_tie_takes_stocks_decision():
+    ours, other = candidate("optimal", False, 100), candidate("heuristic, forced", True, 100)
+    builds = {"optimal": ok(False), "heuristic, forced": ok(True)}
+    settled, _ = run(ours, other, SM100, builds, stock=ok(True))
+    assert settled.candidate is other
+    assert settled.record["rule"] == "unmeasured target: stock's decision"
+    assert settled.record["kept"] == "heuristic, forced"
+    assert "0.0%" in settled.record["evidence"]
+
+
+def test_sm100_large_modeled_gain_keeps_ours():
+    ours, other = candidate("optimal", False, 100), candidate("heuristic, forced", True, 140)
+    builds = {"optimal": ok(False), "heuristic, forced": ok(True)}
+    settled, _ = run(ours, other, SM100, builds, stock=ok(True))
+    assert settled.candidate is ours and settled.record["rule"] == "modeled gain"
+
+
+def test_sm100_stock_failure_keeps_ours_and_never_flips():
+    ours = candidate("optimal", False)
+    stock = Built("error", reason="RuntimeError: PassManager::run failed")
+    settled, flipped = run(ours, candidate("x", True), SM100, {"optimal": ok(False)}, stock)
+    assert settled.candidate is ours and settled.record["rule"] == "stock fails"
+    assert flipped == []
+
+
+def test_sm90_decision_stands_when_nothing_spills():
+    ours = candidate("optimal", False)
+    settled, flipped = run(ours, candidate("x", True), SM90, {"optimal": ok(False)}, ok(True))
+    assert settled.candidate is ours and settled.record["rule"] == "measured target"
+    assert settled.record["stock"]["specialized"] is True
+    assert flipped == []
+
+
+def test_spilling_choice_gives_way_to_the_other_decision():
+    ours, other = candidate("optimal", False), candidate("heuristic, forced", True)
+    builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True)}
+    settled, _ = run(ours, other, SM90, builds, stock=ok(True))
+    assert settled.candidate is other
+    assert settled.record["rule"] == "spill check"
+    assert "wgmmas serialized" in settled.record["evidence"]
+
+
+def test_spilling_choice_stays_when_the_other_spills_more_or_fails():
+    ours = candidate("optimal", False)
+    worse = BinaryUsage(255, 2000, 2000, 2000, True)
+    for other_build in (ok(True, worse), Built("error", reason="boom")):
+        other = candidate("heuristic, forced", True)
+        builds = {"optimal": ok(False, SPILLING), "heuristic, forced": other_build}
+        settled, flipped = run(ours, other, SM90, builds, stock=ok(False))
+        assert settled.candidate is ours and flipped == ["optimal"]
+
+
+def test_stocks_decision_that_spills_is_undone_by_the_spill_check():
+    ours, other = candidate("optimal", True, 100), candidate("unspecialized", False, 100)
+    builds = {"optimal": ok(True), "unspecialized": ok(False, SPILLING)}
+    settled, _ = run(ours, other, SM100, builds, stock=ok(False, CLEAN))
+    assert settled.candidate is ours and settled.record["rule"] == "spill check"
+
+
+def test_stocks_decision_not_buildable_keeps_ours():
+    ours, other = candidate("optimal", False), candidate("triton", True, None)
+    builds = {"optimal": ok(False), "triton": ok(False)}  # Triton's partitioner declined
+    settled, _ = run(ours, other, SM100, builds, stock=ok(True))
+    assert settled.candidate is ours
+    assert settled.record["rule"] == "stock's decision unbuildable"
+
+
+def test_unbuilt_ours_is_not_checked():
+    ours = candidate("optimal", True)
+    settled, flipped = run(
+        ours, ours, SM100, {"optimal": Built("unavailable", reason="no guard")}, ok(False)
+    )
+    assert settled.candidate is ours and settled.record["rule"] == "not checked" and not flipped
+
+
+@pytest.mark.parametrize(
+    "kwargs, keep, rule",
+    [
+        ({"measured": True, "stock_specialized": True}, True, "measured target"),
+        ({"stock_specialized": None}, True, "stock unknown"),
+        ({"stock_specialized": False}, True, "same decision"),
+        ({"stock_specialized": True, "stock_spills_more": True}, True, "stock spills"),
+        ({"stock_specialized": True, "modeled_gain": 0.30}, True, "modeled gain"),
+        ({"stock_specialized": True, "modeled_gain": 0.10}, False, None),
+        ({"stock_specialized": True, "modeled_gain": UNMEASURED_REVERSAL_MARGIN}, False, None),
+    ],
+)
+def test_reversal_rules(kwargs, keep, rule):
+    args = {"measured": False, "ours_specialized": False, **kwargs}
+    decision = reversal(**args)
+    assert decision.keep_ours is keep
+    if rule:
+        assert decision.rule == rule
