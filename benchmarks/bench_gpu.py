@@ -69,19 +69,24 @@ def verify_then_time(
     kernels: list[str],
     rounds: int,
     sustain: Sustain | None,
+    quick: Quick | None = None,
 ) -> None:
     """Verify `rows` and time those of `kernels`. Triton's built-in path goes last, since it
     can hang (a deadlocked kernel ends the process; what came before is saved); then each
-    config is timed again with stock's variants in the same rounds (`timed_with_stock`)."""
+    config is timed again with stock's variants in the same rounds (`timed_with_stock`).
+    `quick` shortens a sweep over many configs (see Quick)."""
+    quick = quick or Quick()
     early = [r for r in rows if r["strategy"] != "builtin"]
     late = [r for r in rows if r["strategy"] == "builtin"]
     compiled: dict = {}
     for phase in (early, late):
         compiled.update(verify_all(phase, cache_root, save))
+        if phase is early and quick.with_stock_only and late:
+            continue  # timed once, with stock, below
         timed = phase if phase is early else timed_with_stock(early, late)
         for kernel in kernels:
             print(f"timing {kernel}", flush=True)
-            bench_kernel(kernel, compiled, timed, rounds, sustain)
+            bench_kernel(kernel, compiled, timed, rounds, sustain, quick)
             save()
 
 
@@ -143,12 +148,24 @@ class Sustain:
     configs: str = ""
 
 
+@dataclass(frozen=True)
+class Quick:
+    """A shorter timing for a sweep over many configs: `rep_ms` of do_bench per timing (its
+    default 100), no vendor reference, and (`with_stock_only`) no first pass without stock:
+    each config is timed once, all its variants and stock's in the same balanced rounds."""
+
+    rep_ms: int = 100
+    vendor: bool = True
+    with_stock_only: bool = False
+
+
 def bench_kernel(
     kernel: str,
     compiled: dict[tuple[str, str], Any],
     results: list[dict],
     rounds: int = ROUNDS,
     sustain: Sustain | None = None,
+    quick: Quick | None = None,
 ) -> None:
     """Time every verified variant of `kernel` and its vendor reference at the bench size.
 
@@ -161,8 +178,10 @@ def bench_kernel(
     import torch
     from triton.testing import do_bench
 
+    quick = quick or Quick()
+
     def timed(fn: Any) -> float:
-        return do_bench(fn, warmup=25, rep=100, return_mode="median")
+        return do_bench(fn, warmup=25, rep=quick.rep_ms, return_mode="median")
 
     module = corpus_kernels.load(kernel)
     spec = BENCH[kernel]
@@ -187,7 +206,7 @@ def bench_kernel(
         inputs = module.make_inputs(config, spec["size"], 1234, **kwargs)
         work, unit = kernel_work(kernel, config, inputs)
         scale = 1e-12 if unit == "TFLOP/s" else 1e-9
-        ref = vendor(kernel, config, inputs)
+        ref = vendor(kernel, config, inputs) if quick.vendor else None
         vendor_row: dict = {"label": ref["label"] if ref else "none"}
         vendor_out = None
         if ref is not None:

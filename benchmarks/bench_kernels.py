@@ -44,7 +44,15 @@ from typing import Any
 
 from benchmarks import archive
 from benchmarks.bench_compile import EXTRA_CONFIGS_ENV, add_extra_configs, all_jobs, compile_many
-from benchmarks.bench_gpu import BENCH, ROUNDS, Sustain, mark_progress, verify_then_time, watchdog
+from benchmarks.bench_gpu import (
+    BENCH,
+    ROUNDS,
+    Quick,
+    Sustain,
+    mark_progress,
+    verify_then_time,
+    watchdog,
+)
 from benchmarks.bench_report import correlations, markdown, print_table
 from benchmarks.bench_strategies import STRATEGIES, VERIFY_ONLY, is_our_failure
 from corpus import kernels as corpus_kernels
@@ -173,8 +181,25 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
     parser.add_argument(
         "--skip", action="append", default=[], help="JOB=reason: do not launch this variant"
     )
+    parser.add_argument(
+        "--only-extra", action="store_true", help="run only the --extra-configs configurations"
+    )
+    parser.add_argument(
+        "--rep-ms",
+        type=int,
+        default=100,
+        help="do_bench's rep per timing in ms (a sweep over many configs: e.g. 40)",
+    )
+    parser.add_argument("--no-vendor", action="store_true", help="time no vendor reference")
+    parser.add_argument(
+        "--with-stock-only",
+        action="store_true",
+        help="time each config once, its variants and stock's in the same rounds (no first "
+        "pass without stock)",
+    )
     args = parser.parse_args(argv)
-    add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
+    added = add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
+    args.only = set(added) if args.only_extra else None
     command = "python -m benchmarks.bench_kernels " + shlex.join(
         sys.argv[1:] if argv is None else argv
     )
@@ -193,6 +218,8 @@ def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
     kernels = [k for k in args.kernels.split(",") if k]
     strategies = [s for s in args.strategies.split(",") if s]
     jobs = [j for j in all_jobs(kernels, strategies) if config_matches(j.config, args.configs)]
+    if getattr(args, "only", None) is not None:
+        jobs = [j for j in jobs if f"{j.kernel}.{j.config}" in args.only]
     cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -236,7 +263,8 @@ def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
             else None
         )
         kernels = [] if args.no_bench else bench
-        verify_then_time(rows, cache_root, save, kernels, args.rounds, sustain)
+        quick = Quick(args.rep_ms, not args.no_vendor, args.with_stock_only)
+        verify_then_time(rows, cache_root, save, kernels, args.rounds, sustain, quick)
     save()
     print_table(results)
     failures = [r["job"] for r in results if is_our_failure(r)]

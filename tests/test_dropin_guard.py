@@ -21,9 +21,8 @@ from triton.backends.nvidia.compiler import CUDAOptions
 
 import corpus
 import ws_solver.triton as wst
-from ws_solver.triton import dropin
+from ws_solver.triton import dropin, kernel_compile
 from ws_solver.triton import guard as lguard
-from ws_solver.triton import kernel_compile
 
 pytestmark = pytest.mark.triton
 
@@ -139,7 +138,7 @@ def guarded(isolated, monkeypatch):  # noqa: F811 (the fixture of test_dropin)
 def test_hanging_lowering_falls_back(guarded, monkeypatch) -> None:
     _stub_solver(monkeypatch)
     monkeypatch.setattr(lguard, "PROBE_FUNCTION", "guard_stubs:hang_if_annotated")
-    monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:hang_if_annotated")  # the decision check's
+    monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:hang_if_annotated")
     wst.enable("heuristic", lowering_timeout=5)  # Triton's own route must lower in time
     with pytest.warns(wst.WSFallbackWarning, match="did not finish in 5 s") as caught:
         compiled = _compile("gemm_tma", 100)
@@ -156,7 +155,7 @@ def test_hanging_lowering_falls_back(guarded, monkeypatch) -> None:
 
 def test_crashing_lowering_falls_back(guarded, monkeypatch) -> None:
     monkeypatch.setattr(lguard, "PROBE_FUNCTION", "guard_stubs:abort_in_warp_specialize")
-    monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:abort_in_warp_specialize")  # the decision check's
+    monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:abort_in_warp_specialize")
     wst.enable("triton", lowering_timeout=30)
     with pytest.warns(wst.WSFallbackWarning, match="SIGABRT"):
         compiled = _compile("gemm_tma", 100)
