@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from time import perf_counter
 
+from ..clock import NO_DEADLINE, Deadline
 from ..model.cost_table import cost_table
 from ..model.graph import LoopGraph
 from ..model.target import Target
@@ -39,12 +40,19 @@ STEPS = (
 )
 
 
-def encode(graph: LoopGraph, target: Target, options: EncodeOptions | None = None) -> Encoding:
-    """The exact partitioning model of one loop; its objective equals `evaluate`'s."""
+def encode(
+    graph: LoopGraph,
+    target: Target,
+    options: EncodeOptions | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> Encoding:
+    """The exact partitioning model of one loop; its objective equals `evaluate`'s. Raises
+    OutOfTime when `deadline` passes between two steps."""
     start = perf_counter()
     options = options or EncodeOptions()
     enc = new_encoding(graph, target, cost_table(graph, target), options)
     for step in STEPS:
+        deadline.check("building the exact model")
         step(enc)
     enc.built_s = perf_counter() - start
     return enc

@@ -63,6 +63,8 @@ def summary_line(file: str, report) -> str:
         what = reason if reason.startswith("not specialized") else f"not specialized: {reason}"
     status = report.solver.get("status")
     extra = f", {status}" if status else ""
+    if report.solver.get("stopped_by") == "loop size":  # encode.solve.LOOP_SIZE
+        extra += ", too large for an exact solve: the heuristic's plan"
     if report.solver.get("plan_cache") == "hit":
         extra += ", from the plan cache"
     elif report.solver.get("plan_cache") == "replaced":
