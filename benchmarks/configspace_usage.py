@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 STRATEGIES: tuple[str, ...] = ("builtin", "none", "heuristic", "optimal", "triton")
 TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
 COMPILE_TIMEOUT_S = 180  # per strategy; a normal compile + ptxas takes 1-5 s on one core
-REGISTER_CAP = 255  # ptxas's maximum registers per thread
+REGISTER_CAP = 255
+_FAILED_PASS = re.compile(
+    r"Pipeline failed while executing \[`(\w+)`"
+)  # ptxas's maximum registers per thread
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,16 @@ def _stderr_captured() -> Iterator[Callable[[], str]]:
 
 def mlir_error(text: str) -> str | None:
     """The first MLIR diagnostic ``...: error: MESSAGE`` of compiler output, without its
-    location; None when there is none."""
+    location, else the pass the pipeline failed in; None when there is neither."""
+    failed_pass = None
     for line in text.splitlines():
         _, sep, message = line.partition(" error: ")
         if sep and "Failures have been detected" not in message:
             return message.strip()[:300]
-    return None
+        m = _FAILED_PASS.search(line)
+        if m and failed_pass is None:
+            failed_pass = f"{m.group(1)} failed (no diagnostic)"
+    return failed_pass
 
 
 def child(key: str, target: str, strategies: list[str], out: Path, model: bool) -> None:

@@ -185,6 +185,12 @@ def test_mlir_error() -> None:
         "'tt.descriptor_store' op tensor descriptor block and tensor types must match"
     )
     assert cu.mlir_error("no diagnostics\n") is None
+    only_pass = (
+        "/x/a.py:95:1: error: Failures have been detected while processing an MLIR pass\n"
+        "/x/a.py:95:1: note: Pipeline failed while executing [`NVGPUWarpSpecialization` on "
+        "'builtin.module' operation]: reproducer generated\n"
+    )
+    assert cu.mlir_error(only_pass) == "NVGPUWarpSpecialization failed (no diagnostic)"
 
 
 def test_stderr_captured() -> None:
