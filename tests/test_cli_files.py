@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,60 @@ def test_symlink_output_writes_its_target(tmp_path: Path, graph_text: str) -> No
     dangling.symlink_to(tmp_path / "real" / "new.txt")
     assert ws_solver("graph", GEMM, "-o", dangling).returncode == 0
     assert dangling.is_symlink() and (tmp_path / "real" / "new.txt").read_text() == graph_text
+
+
+NOBODY = 65534
+
+
+def _run_as(user: int | None, argv: list[str], stderr: Path) -> int:
+    """`ws-solver ARGV` in a forked child (as `user` when given: this Python stays
+    reachable, unlike a fresh one under root's home); its exit status."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        code = 3
+        try:
+            sys.stderr = open(stderr, "w", encoding="utf-8")  # noqa: SIM115 (flushed below)
+            if user is not None:
+                os.setgroups([])
+                os.setgid(user)
+                os.setuid(user)
+            from ws_solver.cli import main
+
+            code = main(argv)
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_write_protected_output_is_refused_not_replaced(monkeypatch) -> None:
+    """Mode 0444 in a writable folder: the shell's `>` refuses it, and so does `-o` (one line,
+    exit 2, the file untouched). As root, the command runs as nobody, for whom it is
+    protected (root may write it, with `>` too)."""
+    root = os.geteuid() == 0
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        folder.chmod(0o755)
+        protected = folder / "graph.txt"
+        protected.write_text("keep\n")
+        protected.chmod(0o444)
+        if root:
+            os.chown(folder, NOBODY, NOBODY)
+            os.chown(protected, NOBODY, NOBODY)
+        monkeypatch.setenv("WS_SOLVER_CACHE_DIR", str(folder / "plans"))
+        errors = Path(tempfile.mkstemp()[1])
+        os.chmod(errors, 0o666)
+        try:
+            for command in (["graph"], ["partition", "--strategy", "heuristic"]):
+                argv = [*command, str(GEMM), "-o", str(protected)]
+                assert _run_as(NOBODY if root else None, argv, errors) == 2
+                message = errors.read_text().splitlines()
+                assert message == [f"ws-solver: {protected}: cannot write: permission denied"]
+                assert protected.read_text() == "keep\n"
+                assert stat.S_IMODE(protected.stat().st_mode) == 0o444
+            assert sorted(p.name for p in folder.iterdir() if p.name != "plans") == ["graph.txt"]
+        finally:
+            errors.unlink()
 
 
 def test_output_that_is_an_input_is_refused(tmp_path: Path) -> None:

@@ -59,11 +59,10 @@ def check_output(out: str | os.PathLike | None) -> None:
     if is_stdout(out):
         return
     node = _stat(out)
-    if node is not None and not stat.S_ISREG(node.st_mode):
-        _check_node(node, out)
-        if not os.access(out, os.W_OK):
-            raise CliError(f"{out}: cannot write: permission denied")
-        return
+    if node is not None:
+        _check_writable(node, out)
+        if not stat.S_ISREG(node.st_mode):
+            return
     folder = Path(os.path.realpath(out)).parent
     if not folder.is_dir():
         raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
@@ -98,8 +97,9 @@ def write_bytes(data: bytes, out: str | os.PathLike | None) -> None:
         _write_stdout(data)
         return
     node = _stat(out)
+    if node is not None:
+        _check_writable(node, out)
     if node is not None and not stat.S_ISREG(node.st_mode):
-        _check_node(node, out)
         _write_in_place(out, data)  # through any link, as the kernel resolves it
         return
     mode = stat.S_IMODE(node.st_mode) if node is not None else _default_mode()
@@ -121,6 +121,15 @@ def _check_node(node: os.stat_result, out: str | os.PathLike) -> None:
         raise CliError(f"{out}: cannot write: is a directory")
     if not any(test(node.st_mode) for test in _DIRECT):
         raise CliError(f"{out}: cannot write: not a regular file, FIFO or character device")
+
+
+def _check_writable(node: os.stat_result, out: str | os.PathLike) -> None:
+    """An existing `out` is written only if the user may write it, as the shell's `>` would:
+    replacing a write-protected file in a writable folder is not writing it."""
+    if not stat.S_ISREG(node.st_mode):
+        _check_node(node, out)
+    if not os.access(out, os.W_OK):
+        raise CliError(f"{out}: cannot write: permission denied")
 
 
 def _identity(path: str | os.PathLike) -> object | None:
