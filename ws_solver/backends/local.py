@@ -3,26 +3,39 @@
 from __future__ import annotations
 
 import itertools
+import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
 
+from ..processes import safe_path_children, watch_parent
 from .base import Backend, one_line, run_one
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class LocalBackend(Backend):
     """A process pool of `jobs` workers; `jobs` 1 runs each task in this process.
 
     A worker that dies breaks the whole pool: the tasks running beside it fail with it and
-    are retried (each counts an attempt) in a fresh pool."""
+    are retried (each counts an attempt) in a fresh pool. `jobs` is capped at the usable
+    cores (`requested` keeps what was asked). Workers start with the working directory out
+    of `sys.path` and end when this process does (`ws_solver.processes`)."""
 
     name = "local"
 
     def __init__(self, jobs: int = 1) -> None:
         super().__init__()
-        self.jobs = max(1, jobs)
+        self.requested = max(1, jobs)
+        self.jobs = min(self.requested, usable_cores())
         self.pool: ProcessPoolExecutor | None = None
         self.owner: dict[Future, ProcessPoolExecutor] = {}  # which pool runs each task
         self.inline: dict[int, tuple[bool, Any]] = {}
@@ -39,10 +52,17 @@ class LocalBackend(Backend):
             except Exception as e:
                 self.inline[token] = (False, one_line(e))
             return token
-        if self.pool is None:
-            # "spawn": fresh interpreters, no state shared with this process (threads, OR-Tools).
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
-        future = self.pool.submit(run_one, fn, item)
+        with safe_path_children():  # the pool starts its workers in submit
+            if self.pool is None:
+                # "spawn": fresh interpreters, no state shared with this process (threads,
+                # OR-Tools).
+                self.pool = ProcessPoolExecutor(
+                    max_workers=self.jobs,
+                    mp_context=get_context("spawn"),
+                    initializer=watch_parent,
+                    initargs=(os.getpid(),),
+                )
+            future = self.pool.submit(run_one, fn, item)
         self.owner[future] = self.pool
         return future
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..backends import BACKENDS, RAY_EXTRA, Backend, BackendError, open_backend
-from .common import EXIT_BAD_INPUT, CliError, positive_int
+from .common import EXIT_BAD_INPUT, CliError, positive_int, report
 
 BACKEND_HELP = f"""\
 backends:
@@ -55,6 +55,16 @@ def backend_from_args(args: argparse.Namespace, ship: tuple[Any, ...] = ()) -> I
         raise CliError("--ray-address needs --backend ray", EXIT_BAD_INPUT)
     try:
         with open_backend(name, getattr(args, "jobs", None), address, ship) as backend:
+            _say_when_capped(args, backend)
             yield backend
     except BackendError as e:
         raise CliError(str(e), EXIT_BAD_INPUT) from None
+
+
+def _say_when_capped(args: argparse.Namespace, backend: Backend) -> None:
+    """The local backend runs at most one process per usable core: say so when --jobs asked
+    for more, and record what runs."""
+    requested = getattr(backend, "requested", None)
+    if requested is not None and backend.jobs < requested:
+        report(f"--jobs {requested}: capped at the {backend.jobs} usable CPU core(s)")
+        args.jobs = backend.jobs

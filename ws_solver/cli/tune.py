@@ -21,6 +21,8 @@ from types import ModuleType
 from typing import Any
 
 from .. import __version__
+from ..backends.local import usable_cores
+from ..processes import die_with_parent, python_command
 from ..report import tune as render
 from ..triton.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
 from ..triton.launcher import unavailable
@@ -127,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
     env = environment()
+    cores = usable_cores()
+    if args.jobs > cores:
+        report(f"--jobs {args.jobs}: capped at the {cores} usable CPU core(s)")
+        args.jobs = cores
     cold = prewarm(jobs, args) if args.jobs > 1 else {}
     results: list[dict] = []
     for kernel, config in jobs:
@@ -239,11 +245,16 @@ def prewarm(jobs: list[tuple[str, str]], args: argparse.Namespace) -> dict[tuple
         shared.append("--no-cache")
 
     def one(job: tuple[str, str]) -> dict:
-        cmd = [sys.executable, "-m", "ws_solver", "tune", "--compile-only", ":".join(job)]
+        cmd = python_command(["tune", "--compile-only", ":".join(job), *shared], module="ws_solver")
         start = time.perf_counter()
         try:
             proc = subprocess.run(
-                cmd + shared, capture_output=True, text=True, env=env, timeout=COMPILE_TIMEOUT_S
+                cmd,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=COMPILE_TIMEOUT_S,
+                preexec_fn=die_with_parent(),
             )
         except subprocess.TimeoutExpired:
             return {"error": f"compile helper timed out after {COMPILE_TIMEOUT_S} s"}

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..processes import python_command
 from .guard_server import IDLE_S, Reader, hang_reason, send, send_bytes
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -257,7 +258,7 @@ class _ServerHandle:
         )
         log = tempfile.TemporaryFile()  # noqa: SIM115 (open for the helper's lifetime)
         proc = subprocess.Popen(
-            [sys.executable, "-c", code, root],
+            python_command([root], code=code),  # the working directory out of sys.path
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -265,7 +266,9 @@ class _ServerHandle:
             close_fds=True,
         )
         handle = _ServerHandle(proc, log)
-        send(proc.stdin, {"sys_path": list(sys.path), "idle_s": IDLE_S})
+        # Not "" (this process's working directory, where `python -c` or a REPL puts it).
+        sys_path = [p for p in sys.path if p]
+        send(proc.stdin, {"sys_path": sys_path, "idle_s": IDLE_S})
         return handle
 
     def usable(self) -> bool:
