@@ -6,6 +6,12 @@ process re-compiling the same loop (autotuning sweeps, benchmark repeats) asks n
 disk nor the solver twice. The drop-in and the CLI share it through
 ``ws_solver.pipeline.plan_loop``.
 
+Records are read as data (``cachefiles``): regular files of bounded size only, signed with
+the cache folder's secret (an HMAC, so a record planted by anyone else who can write the
+folder is not served). What is at a record's path but cannot be one comes back from ``get``
+as an ``Unreadable`` text, which ``planrecord.decode`` refuses (a miss, replaced and
+reported); ``unusable`` says why plans cannot be kept.
+
 The key covers the ws_solver source that can change a plan (``code_version``), so editing
 the heuristic or the model invalidates old entries without a version bump. Provenance that
 cannot change a plan (TTGIR line numbers, Python source locations) is left out, so moving a
@@ -20,11 +26,14 @@ import enum
 import hashlib
 import json
 import os
+import secrets
 import tempfile
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from . import cachefiles
 
 ENV_DIR = "WS_SOLVER_CACHE_DIR"
 FORMAT = 2  # bump when the stored record changes shape (ws_solver.planrecord)
@@ -45,6 +54,20 @@ _PLAN_SOURCES = (
 )
 
 _memory: dict[tuple[str, str], str] = {}
+# Signs records where the folder's key cannot be used (they then hold in this process only).
+_PROCESS_KEY = secrets.token_bytes(32)
+
+
+class Unreadable(str):
+    """What ``get`` returns for a file at a record's path that cannot be a record (a FIFO, a
+    link, too large): empty text that says why in ``problem``."""
+
+    problem: str
+
+    def __new__(cls, problem: str) -> Unreadable:
+        text = super().__new__(cls, "")
+        text.problem = problem
+        return text
 
 
 def cache_dir() -> Path:
@@ -69,19 +92,62 @@ def key_for(graph: Any, target: Any, strategy: str, options: Any) -> str:
 
 
 def get(key: str) -> str | None:
-    """The stored plan JSON for ``key``, from memory or disk; None on a miss."""
+    """The stored record text for ``key``, from memory or disk; None on a miss; an
+    ``Unreadable`` when what is there cannot be a record. The text is checked by
+    ``planrecord.decode`` (a torn or foreign file is a bad record, reported and replaced)."""
     where = str(cache_dir())
     hit = _memory.get((where, key))
     if hit is not None:
         return hit
-    path = _path(key)
     try:
-        text = path.read_text()
-        json.loads(text)  # a torn or foreign file is a miss, not an error
-    except (OSError, ValueError):
-        return None
-    _memory[(where, key)] = text
+        text = cachefiles.read_text(_path(key))
+    except cachefiles.BadFile as e:
+        return Unreadable(str(e))
+    if text is not None:
+        _memory[(where, key)] = text
     return text
+
+
+def sign(body: Any) -> str:
+    """The record signature of ``body`` (its canonical JSON) under the cache folder's key,
+    made when there is none yet."""
+    return cachefiles.sign(_key(create=True), _canonical_text(body))
+
+
+def signed(body: Any, mac: object) -> bool:
+    """Whether ``mac`` is ``body``'s signature under the cache folder's key."""
+    return cachefiles.same(mac, cachefiles.sign(_key(create=False), _canonical_text(body)))
+
+
+def unusable() -> str:
+    """Why plans cannot be kept in the cache folder ("" when they can): it cannot be made or
+    written, or its key cannot be trusted."""
+    where = cache_dir()
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"it cannot be made ({e.strerror or e})"
+    if not where.is_dir():
+        return "it is not a folder"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return "it cannot be written (permission denied)"
+    try:
+        cachefiles.folder_key(where, create=True)
+    except cachefiles.BadFile as e:
+        return str(e)
+    return ""
+
+
+def _key(create: bool) -> bytes:
+    try:
+        key = cachefiles.folder_key(cache_dir(), create)
+    except (cachefiles.BadFile, OSError):
+        key = None
+    return key if key is not None else _PROCESS_KEY
+
+
+def _canonical_text(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
 
 
 def put(key: str, plan_json: str) -> None:
@@ -125,8 +191,7 @@ def code_version(parts: tuple[str, ...] = _PLAN_SOURCES) -> str:
 
 def digest(obj: Any) -> str:
     """sha256 of the canonical JSON of ``obj``."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_canonical_text(obj).encode()).hexdigest()
 
 
 def canonical(obj: Any, skip: frozenset[str] = frozenset()) -> Any:

@@ -1,10 +1,11 @@
 """A plan-cache record: a solved plan plus what it claims about its loop, checked on the way
 back in.
 
-The cache (``plancache``) stores text under a key; a record that is valid JSON can still be a
-wrong plan (edited by hand, torn and patched, written by a buggy build, meant for another
-loop). ``decode`` trusts nothing: the record's checksum, the loop and target it names, the
-plan's shape against the loop's graph (node count, partition ids, channels), and the cost
+The cache (``plancache``) stores text under a key, signed with the cache folder's secret (a
+record not signed with it, planted or torn, is refused first); a record that is valid JSON
+can still be a wrong plan (edited by hand, torn and patched, written by a buggy build, meant
+for another loop). ``decode`` trusts nothing: the record's checksum, the loop and target it
+names, the plan's shape against the loop's graph (node count, partition ids, channels), and the cost
 model's objective and violations, recomputed, against the ones recorded. Any mismatch is a
 ``BadRecord``: the caller solves again and overwrites it.
 """
@@ -41,15 +42,17 @@ def encode(plan: Plan, reason: str, details: dict, graph: LoopGraph, target: Tar
         "violations": check_plan(plan, graph, target),
     }
     body = json.loads(json.dumps(body))  # the form it is read back in (lists, not tuples)
-    return json.dumps({**body, "digest": plancache.digest(body)}, sort_keys=True)
+    return json.dumps({**body, "digest": plancache.sign(body)}, sort_keys=True)
 
 
 def decode(text: str, graph: LoopGraph, target: Target) -> tuple[Plan, str, dict]:
     """(plan, reason, details) of a stored record; ``BadRecord`` saying why it is not one
     for ``graph`` on ``target``."""
+    if isinstance(text, plancache.Unreadable):
+        raise BadRecord(text.problem)
     record = _parse(text)
     body = {name: record[name] for name in FIELDS}
-    if record["digest"] != plancache.digest(body):
+    if not plancache.signed(body, record["digest"]):
         raise BadRecord("its checksum does not match its content")
     if (record["loop"], record["target"]) != (graph.name, target.name):
         raise BadRecord(f"it is for {record['loop']} on {record['target']}")

@@ -315,6 +315,18 @@ def solve_options(args: argparse.Namespace, wall_clock: bool = True):
     )
 
 
+def report_plan_cache(options) -> None:
+    """With the plan cache on, one line on stderr when plans cannot be kept in it (a file,
+    a read-only folder, an untrusted key): the run solved everything and keeps nothing."""
+    if not getattr(options, "cache", False):
+        return
+    from .. import plancache
+
+    why = plancache.unusable()
+    if why:
+        report(f"plan cache {plancache.cache_dir()}: {why}; plans are not kept")
+
+
 def module_target(path: Path, module: ir.Module, override: str | None, triton: str | None = None):
     """The Target to plan for: `override`, else the module's ttg.target (CliError if neither),
     under Triton `triton`'s lowering rules (None: 3.6.0)."""

@@ -36,6 +36,7 @@ from .common import (
     plan_failure,
     read_module,
     report,
+    report_plan_cache,
     require_ws_loops,
     solve_options,
     triton_version,
@@ -281,6 +282,7 @@ def compare_on(
             retries=getattr(args, "retries", 2),
             cpus=options.workers,
         )
+    report_plan_cache(options)
     settings = {
         "time_limit": options.time_limit,
         "workers": options.workers,

@@ -29,6 +29,7 @@ from .common import (
     non_negative_int,
     plan_failure,
     read_module,
+    report_plan_cache,
     solve_options,
     triton_version,
     write_bytes,
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         write_output("\n".join(ex.explain_dot(x) for x in explained), args.output)
     else:
         write_bytes(ex.explain_image(explained[0], fmt), args.output)
+    report_plan_cache(options)
     return EXIT_OK
 
 

@@ -23,6 +23,7 @@ from .common import (
     positive_int,
     read_module,
     report,
+    report_plan_cache,
     require_ws_loops,
     solve_options,
     triton_version,
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         print(plan_lines(str(path), loop))
     if args.out_dir is not None:
         report(f"wrote {deepest} annotated file(s) to {args.out_dir}")
+    report_plan_cache(options)
     return EXIT_OK
 
 

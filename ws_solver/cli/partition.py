@@ -29,6 +29,7 @@ from .common import (
     plan_failure,
     read_module,
     report,
+    report_plan_cache,
     require_ws_loops,
     solve_options,
     triton_version,
@@ -122,4 +123,5 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         for loop_report in reports:
             report(summary_line(str(path), loop_report))
+    report_plan_cache(options)
     return EXIT_OK

@@ -1,0 +1,139 @@
+"""Cache files read as data, for the plan cache (`plancache`) and the tuning choices
+(`triton.tunecache`): a record is a regular file of bounded size, read without following a
+link and without blocking (a FIFO or a link to /dev/zero at its path is a bad record, not a
+hang or an exhausted memory), and it is signed: an HMAC-SHA256 with a secret that only its
+user can read, kept in the cache folder (`KEY_NAME`), so that a record planted by anyone
+else who can write the folder is not served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import tempfile
+from pathlib import Path
+
+MAX_RECORD_BYTES = 16 << 20  # a 5,000-node plan record is about 0.2 MB
+KEY_NAME = ".key"  # the folder's secret: 64 hex digits, mode 0600, owned by its user
+_KEY_HEX = 64
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
+
+
+class BadFile(ValueError):
+    """A cache file that is there but cannot be one (the message says why)."""
+
+
+def read_text(path: Path, limit: int = MAX_RECORD_BYTES) -> str | None:
+    """The UTF-8 text of the regular file `path` (None when there is none); BadFile when it
+    is a link, not a regular file, larger than `limit` bytes, unreadable or not UTF-8."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise BadFile("it is a symbolic link") from None
+        raise BadFile(f"it cannot be read ({e.strerror or e})") from None
+    try:
+        node = os.fstat(fd)
+        if not stat.S_ISREG(node.st_mode):
+            raise BadFile("it is not a regular file")
+        if node.st_size > limit:
+            raise BadFile(f"it is larger than {limit} bytes")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise BadFile(f"it is larger than {limit} bytes")
+    except OSError as e:
+        raise BadFile(f"it cannot be read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadFile("it is not UTF-8 text") from None
+
+
+def folder_key(folder: Path, create: bool) -> bytes | None:
+    """The secret of the cache `folder` (None when it has none and `create` is false; made,
+    with the folder, when `create`); BadFile when it cannot be trusted (a link, not a regular
+    file, another user's, readable by others, malformed) or cannot be made."""
+    path = folder / KEY_NAME
+    text = _read_key(path)
+    if text is None and create:
+        _make_key(folder, path)
+        text = _read_key(path)
+    if text is None:
+        return None
+    return bytes.fromhex(text)
+
+
+def sign(key: bytes, text: str) -> str:
+    """The HMAC-SHA256 of `text` under `key`, in hex."""
+    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def same(mac: object, expected: str) -> bool:
+    """Whether `mac` (read from a record) is `expected`, in constant time."""
+    return isinstance(mac, str) and hmac.compare_digest(mac.encode(), expected.encode())
+
+
+def _read_key(path: Path) -> str | None:
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        what = "a symbolic link" if e.errno == errno.ELOOP else f"unreadable ({e.strerror})"
+        raise BadFile(f"its key {path} is {what}") from None
+    try:
+        node = os.fstat(fd)
+        if not stat.S_ISREG(node.st_mode):
+            raise BadFile(f"its key {path} is not a regular file")
+        if hasattr(os, "geteuid") and node.st_uid != os.geteuid():
+            raise BadFile(f"its key {path} belongs to another user")
+        if node.st_mode & 0o077:
+            raise BadFile(f"its key {path} may be read or written by other users")
+        data = os.read(fd, _KEY_HEX + 1)
+    finally:
+        os.close(fd)
+    text = data.decode("ascii", errors="replace")
+    if len(text) != _KEY_HEX or any(c not in "0123456789abcdef" for c in text):
+        raise BadFile(f"its key {path} is not {_KEY_HEX} hex digits")
+    return text
+
+
+def _make_key(folder: Path, path: Path) -> None:
+    """Write a fresh key to `path`, unless another process made one first (a link, which
+    does not replace: both then read the same key)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".key.", suffix=".tmp")
+    except OSError as e:
+        raise BadFile(f"it cannot be written ({e.strerror or e})") from None
+    try:
+        with os.fdopen(fd, "w") as f:  # mkstemp made it 0600
+            f.write(secrets.token_hex(_KEY_HEX // 2))
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    except OSError as e:
+        raise BadFile(f"it cannot be written ({e.strerror or e})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
