@@ -228,13 +228,13 @@ def read_records(paths: Iterable[Path]) -> list[dict]:
 def plan_tasks(
     entries: list, targets: list[str], strategies: list[str], triton_version: str, have: set
 ) -> list[tuple[Task, bool]]:
-    """(task, model wanted) for everything `have` lacks: targets in the given order, families
-    interleaved within each."""
-    from corpus.configspace import interleaved
+    """(task, model wanted) for everything `have` lacks: targets in the given order, within
+    each the configurations in `sample_order` (a partial run is a spread sample)."""
+    from corpus.configspace import sample_order
 
     tasks = []
     for target in targets:
-        for e in interleaved(entries):
+        for e in sample_order(entries):
             todo = tuple(
                 s for s in strategies if ("compile", e.key, target, triton_version, s) not in have
             )

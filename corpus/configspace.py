@@ -224,6 +224,14 @@ def interleaved(entries: list[Entry]) -> list[Entry]:
     return out
 
 
+def sample_order(entries: list[Entry]) -> list[Entry]:
+    """A fixed pseudo-random order (by a hash of each key), families interleaved: any prefix
+    of a partial sweep is a spread sample of the space rather than its first tiles by name."""
+    import hashlib
+
+    return interleaved(sorted(entries, key=lambda e: hashlib.sha256(e.key.encode()).hexdigest()))
+
+
 def extra_configs(entries: list[Entry]) -> dict[str, dict[str, dict]]:
     """{kernel: {name: config}}: the JSON `benchmarks.bench_compile.add_extra_configs` reads."""
     out: dict[str, dict[str, dict]] = {}

@@ -87,6 +87,13 @@ def test_interleaved_covers_families_early() -> None:
     order = cs.interleaved(cs.space())
     assert sorted(e.key for e in order) == sorted(e.key for e in cs.space())
     assert {e.family for e in order[: len(cs.FAMILIES)]} == set(cs.FAMILIES)
+    sample = cs.sample_order(cs.space())
+    assert sample == cs.sample_order(list(reversed(cs.space())))
+    assert sorted(e.key for e in sample) == sorted(e.key for e in cs.space())
+    assert {e.family for e in sample[: len(cs.FAMILIES)]} == set(cs.FAMILIES)
+    # a prefix is spread: both warps counts and BLOCK_M 64 among the first 40
+    assert {e.config["num_warps"] for e in sample[:40]} == {4, 8}
+    assert 64 in {e.config["BLOCK_M"] for e in sample[:40]}
 
 
 def test_committed_index_is_current() -> None:
