@@ -213,7 +213,11 @@ class Autotuner(KernelInterface):
         if self.cache_results:
             names = [c.name for c in self.candidates]
             disk_key = tunecache.key_for(identity, key, names, REFERENCE.name, self.enable_options)
-            found = _stored(disk_key)
+            try:
+                found = _stored(disk_key, name, key, names)
+            except tunecache.BadChoice as e:  # a miss: tuned again and overwritten
+                self._warn(f"{name} [{', '.join(key)}]: bad cached choice ({e}); tuning again")
+                found = None
             if found is not None:
                 return self._chose(*found)
         report, winner = self._tune(name, key, call, identity.get("device", ""))
@@ -304,17 +308,20 @@ class Autotuner(KernelInterface):
         warnings.warn(f"ws_solver.triton.autotune: {message}", WSTuningWarning, stacklevel=4)
 
 
-def _stored(disk_key: str) -> tuple[TuningReport, Candidate] | None:
-    """The choice stored under ``disk_key``; None for a miss or a file that does not read as
+def _stored(
+    disk_key: str, name: str, key: Sequence[str], names: Sequence[str]
+) -> tuple[TuningReport, Candidate] | None:
+    """The choice stored under ``disk_key`` for kernel ``name`` at ``key`` among the
+    candidates ``names``; None for a miss; ``tunecache.BadChoice`` for a record that is not
     one (it is tuned again and overwritten)."""
     stored = tunecache.load(disk_key)
     if stored is None:
         return None
+    report = tunecache.check(stored, name, key, names, REFERENCE.name)
     try:
-        report = TuningReport.from_dict(stored)
         winner = parse(report.winner)
-    except (TypeError, ValueError):
-        return None
+    except ValueError as e:
+        raise tunecache.BadChoice(f"its winner does not name a candidate ({e})") from None
     report.cached = True
     return report, winner
 
