@@ -34,7 +34,7 @@ from .pipeline import (
     settle_kernels,
     solver_arguments,
 )
-from .strategy import EXPLORE
+from .strategy import EXPLORE, MAX_PLANS
 
 SCHEMA = "ws-solver.explore"
 VERSION = 1
@@ -179,8 +179,8 @@ def explore_module(
     loops explored in this process or, given a `ws_solver.backends.Backend`, as its tasks
     (the same plans either way), under Triton `triton`'s lowering rules (None: 3.6.0);
     LoopFailed names a loop that failed every attempt."""
-    if k < 1:
-        raise ValueError(f"k must be at least 1, not {k}")
+    if not 1 <= k <= MAX_PLANS:
+        raise ValueError(f"k must be between 1 and {MAX_PLANS}, not {k}")
     options = options or SolveOptions()
     tgt = resolve_target(module, target, triton)
     version = tgt.triton.version

@@ -24,6 +24,10 @@ class Strategy(str, Enum):
 
 
 EXPLORE = "explore:"
+# At most this many plans per loop (explore --k; explore:K has K < MAX_PLANS): each is a solve
+# of up to the time limit, so K bounds the time (explore:99999999 compiled for 300 s and
+# more, silently).
+MAX_PLANS = 32
 
 
 class Explore(str):
@@ -49,6 +53,11 @@ def explore_rank(strategy: str) -> int | None:
     rank = strategy[len(EXPLORE) :]
     if not rank.isdigit():
         raise ValueError(f"bad strategy {strategy!r}: write explore:K with K = 0, 1, 2, ...")
+    if len(rank) > 6 or int(rank) >= MAX_PLANS:
+        raise ValueError(
+            f"bad strategy {strategy[:40]!r}: K is at most {MAX_PLANS - 1} "
+            f"(explore lists at most {MAX_PLANS} plans per loop)"
+        )
     return int(rank)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..exploration import LoopFailed, annotate_rank, document, explore_module
+from ..strategy import MAX_PLANS
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
     EXIT_BAD_INPUT,
@@ -62,6 +63,14 @@ examples:
 {exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
 
 
+def plans_per_loop(text: str) -> int:
+    """argparse type of --k: 1 to MAX_PLANS."""
+    value = positive_int(text)
+    if value > MAX_PLANS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PLANS} plans per loop, got {value}")
+    return value
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = add_command(
         subparsers,
@@ -72,7 +81,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
     parser.add_argument(
-        "--k", type=positive_int, default=4, metavar="N", help="plans per loop (default: 4)"
+        "--k",
+        type=plans_per_loop,
+        default=4,
+        metavar="N",
+        help=f"plans per loop (default: 4, at most {MAX_PLANS})",
     )
     add_target_argument(parser)
     add_triton_argument(parser)

@@ -77,9 +77,11 @@ def enable(
     less when ptxas spills the chosen kernel.
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
-    Every option is checked here: a bad value raises ``ValueError`` (an unknown one
-    ``TypeError``), and nothing is installed. A Triton version the drop-in does not support
-    raises ``versions.UnsupportedTritonVersion`` naming the supported ones.
+    Every option is checked here, before anything changes: a bad value raises ``ValueError``
+    (an unknown one, or a ``cache_dir`` that is no path, ``TypeError``) naming it, and the
+    previous state (enabled or not) stays in force. ``cache_dir`` is made if missing. A
+    Triton version the drop-in does not support raises
+    ``versions.UnsupportedTritonVersion`` naming the supported ones.
     """
     versions.installed()
     strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
@@ -88,6 +90,7 @@ def enable(
         raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
     check_flag(reset_caches, "reset_caches")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
+    cache_base = _cache_base(cache_dir)
     settings = Settings(
         strategy,
         solve,
@@ -102,8 +105,37 @@ def enable(
     with lock:
         if _session is not None:
             _uninstall(reset_caches)
-        _install(settings, None if cache_dir is None else os.fspath(cache_dir), None, reset_caches)
+        _install(settings, cache_base, None, reset_caches)
     return settings
+
+
+def _cache_base(cache_dir: Any) -> str | None:
+    """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
+    this process can make and write; else TypeError or ValueError naming it."""
+    if cache_dir is None:
+        return None
+    try:
+        path = os.fspath(cache_dir)
+    except TypeError:
+        kind = type(cache_dir).__name__
+        raise TypeError(
+            f"enable(): cache_dir must be a path (str or os.PathLike), not {kind}"
+        ) from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path or "\0" in path:
+        raise ValueError(f"enable(): cache_dir {path!r} is not a path")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise ValueError(
+            f"enable(): cache_dir {path!r} cannot be made ({e.strerror or e})"
+        ) from None
+    if not os.path.isdir(path):
+        raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"enable(): cache_dir {path!r} cannot be written (permission denied)")
+    return path
 
 
 def disable() -> None:
