@@ -54,9 +54,10 @@ class CostParams:
     # the second CTA, which hid the first one's waits: attention d64 (4 or 8 warps) and the
     # grouped GEMMs ran 11-21% slower specialized.
     lost_occupancy_cycles: int = 212
-    # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits). The
-    # objective must stay below 2**53 (CP-SAT reports objective values as doubles), which
-    # leaves II up to 2**17 cycles; `evaluate` checks both.
+    # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits), which
+    # `evaluate` checks. It is exact at any II (a Python int); CP-SAT reports objectives as
+    # doubles, exact below 2**53, so its tie-break phase minimizes the excess over the proven
+    # II (encode.solve.search).
     ii_weight: int = 1 << 36
 
 
