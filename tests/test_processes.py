@@ -153,3 +153,32 @@ def test_a_python_command_keeps_the_working_directory_out(tmp_path: Path) -> Non
     done = subprocess.run(python_command(code=code), cwd=tmp_path, capture_output=True, text=True)
     path = json.loads(done.stdout)
     assert "" not in path and str(tmp_path) not in path
+
+
+HELPER = """
+import subprocess, time
+from ws_solver.processes import die_with_parent, python_command
+child = subprocess.Popen(
+    python_command(code="import time; time.sleep(600)"), preexec_fn=die_with_parent()
+)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_helper_ends_with_its_parent(tmp_path: Path) -> None:
+    """Tune's compile helpers: started with `die_with_parent`, SIGKILL of the parent ends them."""
+    parent = run_parent(HELPER, tmp_path, stdout=subprocess.PIPE)
+    try:
+        pid = int(parent.stdout.readline())
+        assert alive(pid)
+        parent.kill()
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive(pid), "the helper outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 SAFE_PATH_FLAG = sys.version_info >= (3, 11)  # -P and PYTHONSAFEPATH
 _DROP_FIRST = "import sys; del sys.path[0]; "  # Python 3.10: -c's "" goes first
 _PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
 WATCH_INTERVAL_S = 0.5
 
 
@@ -45,23 +46,30 @@ def python_command(
 
 def die_with_parent(parent: int | None = None):
     """A `preexec_fn`: the child gets SIGKILL when its parent's thread ends (Linux's
-    PR_SET_PDEATHSIG), and exits at once if `parent` (default: the caller) is gone already."""
+    PR_SET_PDEATHSIG), and exits at once if `parent` (default: the caller) is gone already.
+    Everything is looked up here, in the parent: the child only calls."""
     parent = os.getpid() if parent is None else parent
+    prctl = _prctl()
 
     def preexec() -> None:
-        if sys.platform.startswith("linux"):
-            import ctypes
-            import signal
-
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-            except (OSError, AttributeError):
-                pass
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
 
     return preexec
+
+
+def _prctl():
+    """libc's prctl on Linux, else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
 
 @contextlib.contextmanager
