@@ -79,7 +79,7 @@ def enable(
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
     Every option is checked here, before anything changes: a bad value raises ``ValueError``
     (an unknown one, or a ``cache_dir`` that is no path, ``TypeError``) naming it, and the
-    previous state (enabled or not) stays in force. ``cache_dir`` is made if missing. A
+    previous state (enabled or not) stays in force. A
     Triton version the drop-in does not support raises
     ``versions.UnsupportedTritonVersion`` naming the supported ones.
     """
@@ -111,7 +111,8 @@ def enable(
 
 def _cache_base(cache_dir: Any) -> str | None:
     """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
-    this process can make and write; else TypeError or ValueError naming it."""
+    this process can write, or make in the nearest folder that exists; else TypeError or
+    ValueError naming it. Nothing is made here."""
     if cache_dir is None:
         return None
     try:
@@ -125,16 +126,15 @@ def _cache_base(cache_dir: Any) -> str | None:
         path = os.fsdecode(path)
     if not path or "\0" in path:
         raise ValueError(f"enable(): cache_dir {path!r} is not a path")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise ValueError(
-            f"enable(): cache_dir {path!r} cannot be made ({e.strerror or e})"
-        ) from None
-    if not os.path.isdir(path):
+    full = os.path.abspath(path)
+    existing = full  # the nearest folder that exists: Triton makes the rest in it
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
         raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ValueError(f"enable(): cache_dir {path!r} cannot be written (permission denied)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == full else f" in {existing!r}"
+        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where}")
     return path
 
 
