@@ -133,10 +133,15 @@ def _ii_bound(enc: Encoding) -> int:
 def stall_term(enc: Encoding):
     """stalls: `cost.stalls`: the shared wgmma stall when a partition of 2+ (lowered) warp
     groups runs a wgmma the stall counts (`CostTable.stalling_wgmmas`) and a load, the lone
-    one when a partition of one warp group runs a wgmma and receives a channel, and the
-    lost-occupancy cost once specialized."""
+    one when a partition of one warp group runs a wgmma and receives a channel, the
+    lost-occupancy cost once specialized, the spill cost while not, and on sm_100 the tcgen05
+    serial stall (`_tcgen05_serial`)."""
     table, params = enc.table, enc.table.params
     lost = params.lost_occupancy_cycles * enc.multi if table.single_ctas > 1 else 0
+    if table.single_spill_cycles:  # the unspecialized kernel spills (cost.single_spill_cycles)
+        lost = lost + table.single_spill_cycles * (1 - enc.multi)
+    if table.tcgen05s:  # sm_100: a partition issues a tcgen05 MMA and its loads
+        lost = lost + params.tcgen05_serial_stall_cycles * _tcgen05_serial(enc)
     if not table.wgmmas:
         return lost
     group = enc.target.warps_per_group
@@ -163,9 +168,21 @@ def stall_term(enc: Encoding):
     )
 
 
+def _tcgen05_serial(enc: Encoding):
+    """`cost.tcgen05_serial_stall`: some partition holds a tcgen05 MMA and one of its
+    operands' loads (`CostTable.tcgen05_loads`)."""
+    table, both = enc.table, []
+    for p in range(enc.partitions):
+        mma = enc.any_of("ii", [enc.member[n, p] for n in table.tcgen05s], f"tcgen05[{p}]")
+        load = enc.any_of("ii", [enc.member[n, p] for n in table.tcgen05_loads], f"tc_load[{p}]")
+        both.append(enc.all_of("ii", [mma, load], f"tcgen05_serial[{p}]"))
+    return enc.any_of("ii", both, "tcgen05_serial")
+
+
 def _stall_bound(enc: Encoding) -> int:
     p = enc.table.params
-    return p.wgmma_shared_stall_cycles + p.wgmma_lone_stall_cycles + p.lost_occupancy_cycles
+    stalls = p.wgmma_shared_stall_cycles + p.wgmma_lone_stall_cycles + p.lost_occupancy_cycles
+    return stalls + p.tcgen05_serial_stall_cycles + enc.table.single_spill_cycles
 
 
 def minimize_ii(enc: Encoding) -> None:

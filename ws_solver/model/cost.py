@@ -88,15 +88,29 @@ def wgmma_stalls(plan: Plan, table: CostTable) -> tuple[bool, bool]:
     return shared, lone
 
 
+def tcgen05_serial_stall(plan: Plan, table: CostTable) -> bool:
+    """A partition issues a tcgen05 MMA and a load of its operands (`CostTable.tcgen05_loads`)
+    in one stream (CostParams.tcgen05_serial_stall_cycles)."""
+    for p in plan.partitions:
+        members = set(plan.nodes_in(p.id))
+        if members.intersection(table.tcgen05s) and members.intersection(table.tcgen05_loads):
+            return True
+    return False
+
+
 def stalls(plan: Plan, table: CostTable) -> dict[str, bool]:
     """Which stalls the plan pays, by the name of their CostParams constant: the wgmma stalls,
-    and the CTAs per SM a specialized plan gives up."""
+    and the CTAs per SM a specialized plan gives up; on a loop with a tcgen05 MMA (sm_100),
+    also the tcgen05 serial stall."""
     shared, lone = wgmma_stalls(plan, table)
-    return {
+    found = {
         "wgmma_shared_stall_cycles": shared,
         "wgmma_lone_stall_cycles": lone,
         "lost_occupancy_cycles": plan.specialized and table.single_ctas > 1,
     }
+    if table.tcgen05s:
+        found["tcgen05_serial_stall_cycles"] = tcgen05_serial_stall(plan, table)
+    return found
 
 
 def stall_cycles(plan: Plan, table: CostTable) -> int:
@@ -164,7 +178,7 @@ def evaluate(plan: Plan, graph: LoopGraph, target: Target, params: CostParams = 
     candidates[f"recurrence {rec_label}"] = recurrence
     candidates["channel latency"] = channel_bound
     bound_by, peak = max(candidates.items(), key=lambda kv: (kv[1], kv[0]))
-    stall = stall_cycles(plan, table)
+    stall = stall_cycles(plan, table) + (0 if plan.specialized else table.single_spill_cycles)
     ii = peak + stall
     if stall:
         bound_by += f" + {stall} stall"

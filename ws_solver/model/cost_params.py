@@ -54,6 +54,24 @@ class CostParams:
     # the second CTA, which hid the first one's waits: attention d64 (4 or 8 warps) and the
     # grouped GEMMs ran 11-21% slower specialized.
     lost_occupancy_cycles: int = 212
+    # An unspecialized kernel whose registers exceed what ptxas may give a thread spills, and
+    # on sm_90 ptxas then serializes its wgmmas (its C7511 note): II grows by this percent.
+    # Not fitted here: the lower end of the 4.5-7.3x losses measured on the H200 for 12 such
+    # 4-warp 128x256 GEMM configs (issue 34); any value above ~100% makes the same decisions
+    # on them, since a specialized plan that fits is never that much slower.
+    spill_slowdown_percent: int = 350
+    # sm_100 only (a tcgen05 MMA; sm_90 has none): a partition that issues a tcgen05 MMA and
+    # the TMA loads of its operands runs them in one instruction stream: it waits on a stage's
+    # load barrier, issues the MMA, waits for the MMA's commit before it refills that stage,
+    # and the tensor core idles across each wait (JAX's Blackwell matmul guide, step 0: "issues
+    # the MMA and waits for the previous one"). A load partition and an MMA partition overlap
+    # these waits. Not fitted: one mbarrier hand-off (Rates.sync_latency_cycles, 70, Hopper's
+    # [MEAS]) plus issuing one load and one MMA (2 x async_issue_cycles) = 102. Checked against
+    # the published sm_100 pairs (docs/blackwell-evidence.md), with the model's per-K-step II
+    # at 62 B/clk of TMA: it predicts +19% for JAX step 1 over step 0 (measured +21%; a fit
+    # there alone gives 111) and +13% for Gluon 08 over 07 (measured +6.5-22%, median fit 122).
+    # Unmeasured here: there is no Blackwell GPU in this project.
+    tcgen05_serial_stall_cycles: int = 102
     # Objective = II * ii_weight + tie-break; ii_weight exceeds any tie-break (36 bits), which
     # `evaluate` checks. It is exact at any II (a Python int); CP-SAT reports objectives as
     # doubles, exact below 2**53, so its tie-break phase minimizes the excess over the proven

@@ -18,7 +18,7 @@ from .held_tensors import HeldAcrossReceive, held_across_receives
 from .kinds import CONTROL_FLOW, POINTER_LOAD, TMEM_LOAD, TMEM_STORE, NodeKind, NodeRole, op_traits
 from .lowering import LoweringRules, lowering_rules
 from .plan import is_assignable, is_duplicable
-from .resources import lanes, single_partition_ctas
+from .resources import lanes, single_partition_ctas, unspecialized_spills
 from .target import Target
 from .tmem_handoffs import TmemHandoff, tmem_handoffs
 from .traverse import longest_paths, reaches, successors
@@ -94,7 +94,12 @@ class CostTable:
     wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
     stalling_wgmmas: tuple[int, ...] = ()  # those the shared stall counts (`_stalling_wgmmas`)
     loads: tuple[int, ...] = ()  # loads a wgmma reads through shared memory (`_operand_loads`)
+    tcgen05s: tuple[int, ...] = ()  # MMA ops that accumulate in tensor memory (sm_100's tcgen05)
+    tcgen05_loads: tuple[int, ...] = ()  # loads a tcgen05 MMA reads through shared memory
     single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
+    # Cycles a spilling unspecialized kernel adds to its II (`single_spill_cycles`); 0 when
+    # its registers fit.
+    single_spill_cycles: int = 0
     # Register tensors a partition may hold while it reads another's (`held_tensors`).
     held: tuple[HeldAcrossReceive, ...] = ()
 
@@ -151,15 +156,38 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         wgmmas=(wgmmas := _wgmmas(graph)),
         stalling_wgmmas=_stalling_wgmmas(graph, target, wgmmas),
         loads=_operand_loads(graph, wgmmas),
+        tcgen05s=(tcgen05s := _tcgen05s(graph)),
+        tcgen05_loads=_operand_loads(graph, tcgen05s),
         held=held_across_receives(
             graph, [c.transient_bytes for c in nodes], not target.mma_accumulator_in_registers
         ),
     )
-    return replace(table, single_ctas=single_partition_ctas(table))
+    return replace(
+        table,
+        single_ctas=single_partition_ctas(table),
+        single_spill_cycles=single_spill_cycles(table),
+    )
+
+
+def single_spill_cycles(table: CostTable) -> int:
+    """What spilling costs the unspecialized kernel per iteration: its II without stalls
+    (every node issued by the kernel's warps, each unit's load, each recurrence) times
+    `CostParams.spill_slowdown_percent`; 0 when its registers fit (`unspecialized_spills`)."""
+    if not unspecialized_spills(table):
+        return 0
+    warps = table.graph.num_warps
+    busy = sum(c.busy[warps] for c in table.nodes)
+    units = max(sum(c.units.get(u, 0) for c in table.nodes) for u in UNITS)
+    recurrence = max((r.latency for r in table.recurrences), default=0)
+    return ceil(max(busy, units, recurrence) * table.params.spill_slowdown_percent / 100)
 
 
 def _wgmmas(graph: LoopGraph) -> tuple[int, ...]:
     return tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers)
+
+
+def _tcgen05s(graph: LoopGraph) -> tuple[int, ...]:
+    return tuple(n.id for n in graph.ops() if n.mma and not n.mma.accumulator_in_registers)
 
 
 def _stalling_wgmmas(graph: LoopGraph, target: Target, wgmmas) -> tuple[int, ...]:

@@ -146,6 +146,8 @@ class Target:
     setmaxnreg_min: int = 24
     setmaxnreg_max: int = 256
     setmaxnreg_step: int = 8
+    # Without setmaxnreg ptxas gives a thread at most 255 registers [CUDA-PG]; more spills.
+    max_registers_per_thread: int = 255
     # A warp group is 4 consecutive warps (wgmma, setmaxnreg and TMEM access work on it) [PTX].
     warps_per_group: int = 4
     threads_per_warp: int = 32  # [CUDA-PG]
@@ -185,6 +187,10 @@ class Target:
     # Warps needed to read a full 128-lane TMEM tile: warp i of a warp group reaches only
     # lanes 32*i .. 32*i+31, so a full warp group [PTX tcgen05 data movement]. 0: no TMEM.
     tmem_reader_warps: int = 0
+    # Whether this target's rates were checked against kernels timed on its silicon. Where
+    # not, the drop-in does not reverse stock Triton's decision to specialize a loop without
+    # evidence (model/decision.py `reversal`).
+    measured: bool = True
     # The Triton release whose lowering rules plans must follow (model/lowering_facts.py).
     triton: LoweringFacts = LOWERING[DEFAULT_TRITON]
 
@@ -356,9 +362,14 @@ _SM100_RATES = Rates(
         }
     ),
     # HBM alone: 7.7e12 B/s / 148 SMs / 1.86e9 Hz = 28.0 B/clk/SM [B200-DS]. L2 per SM not
-    # measured on B200; assuming Hopper's 35 B/clk/SM [MEAS] and the same 90% hit rate as
-    # SM90: 1 / (0.9/35 + 0.1/28) = 34.2 -> 34. Calibrate on a B200.
-    tma_bytes_per_cycle=34,
+    # measured on B200. Hopper's L2 figure (34, the value before) is too low: published
+    # Blackwell GEMMs move more (docs/blackwell-evidence.md). The least rate the fastest of them
+    # needs, with no idle time counted: Triton's Gluon tutorial 08, warp-specialized
+    # persistent fp16 GEMM, 128x256x64 tiles (48 KiB of TMA loads per 2*128*256*64 FLOP), 1448
+    # TFLOP/s at M=N=8192, K=16384: 1448e12 / (148 * 1.86e9) * 49152 / 4194304 = 61.6 -> 62
+    # (JAX's Pallas Blackwell matmul guide, step 1, 128x128x64 at 1023 TFLOP/s: 58). With the
+    # 90% L2 hits of SM90 that is ~72 B/clk/SM from L2. A lower bound, unmeasured here.
+    tma_bytes_per_cycle=62,
     # [FA4]: MUFU stays at 16 ops/clk/SM on B200 (why FA4 emulates part of exp2 on the FMAs).
     sfu_ops_per_cycle=16,
     # [CUDA-PG] cc 10.0: 128 fp32 results/clk/SM. Check [B200-DS]: 75 fp32 TFLOPS
@@ -392,6 +403,7 @@ SM100 = Target(
     mma_accumulator_in_registers=False,
     mma_issue_warps=1,
     tmem_reader_warps=4,
+    measured=False,  # no Blackwell GPU here: every sm_100 figure is modeled
 )
 
 TARGETS: Mapping[str, Target] = MappingProxyType({"sm_90": SM90, "sm_100": SM100})
