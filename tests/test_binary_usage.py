@@ -58,10 +58,11 @@ def test_unreadable_output_is_an_error(reader):
         reader("ptxas fatal   : something else")
 
 
-def test_serialized_wgmmas_are_worse_than_any_spill_alone():
-    serialized = BinaryUsage(200, 0, 0, 0, True)
-    spilling = BinaryUsage(255, 4096, 4096, 4096, False)
-    clean = BinaryUsage(255, 0, 0, 0, False)
-    assert serialized.worse_than(spilling)
-    assert spilling.worse_than(clean)
-    assert not clean.worse_than(BinaryUsage(100, 0, 0, 0, False))  # registers alone: a tie
+def test_kernels_are_ordered_by_spilled_bytes_alone():
+    serialized = BinaryUsage(90, 0, 0, 0, True)  # the C7511 note without a spill
+    clean = BinaryUsage(168, 0, 0, 0, False)
+    spilling = BinaryUsage(255, 624, 1664, 1152, True)
+    assert not serialized.worse_than(clean) and not clean.worse_than(serialized)
+    assert spilling.worse_than(clean) and not clean.worse_than(spilling)
+    assert BinaryUsage(255, 0, 2000, 0, False).worse_than(spilling)  # more spill stores
+    assert not serialized.spills and spilling.spills

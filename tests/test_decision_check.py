@@ -78,7 +78,17 @@ def test_spilling_choice_gives_way_to_the_other_decision():
     settled, _ = run(ours, other, SM90, builds, stock=ok(True))
     assert settled.candidate is other
     assert settled.record["rule"] == "spill check"
-    assert "wgmmas serialized" in settled.record["evidence"]
+    assert "1664 B spilled" in settled.record["evidence"]
+
+
+def test_serialized_wgmmas_without_a_spill_keep_the_decision():
+    """The H200 sweep: ptxas notes serialized wgmmas on unspecialized 8-warp GEMMs that
+    run as fast as stock's; switching those to a specialized plan made them 1.5-3x slower."""
+    ours = candidate("optimal", False)
+    serialized = BinaryUsage(90, 0, 0, 0, True)
+    builds = {"optimal": ok(False, serialized), "heuristic, forced": ok(True)}
+    settled, flipped = run(ours, candidate("heuristic, forced", True), SM90, builds, ok(False))
+    assert settled.candidate is ours and flipped == []
 
 
 def test_spilling_choice_stays_when_the_other_spills_more_or_fails():

@@ -10,9 +10,10 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    reverse stock's without evidence (`model.decision.reversal`): stock fails or spills, or
    the modeled gain is above that target's margin. Otherwise the kernel takes stock's
    decision, with ws_solver's plan inside it.
-2. **Spills.** When ptxas spills the chosen kernel (or serializes its wgmmas for lack of
-   registers), the other decision is built too, and the one that spills less is kept: the
-   model's register estimate is a model, ptxas's count is the fact.
+2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
+   the one that spills fewer bytes is kept: the model's register estimate is a model,
+   ptxas's count is the fact. ptxas's note that it serialized the wgmmas is recorded but
+   decides nothing by itself (on the H200 it comes with fast kernels too).
 
 The other decision of an unspecialized kernel is the heuristic's plan forced to specialize,
 else Triton's own partitioner; of a specialized one, the kernel without specialization.
@@ -62,7 +63,7 @@ class Built:
 
     @property
     def spills(self) -> bool:
-        return self.ok and self.usage is not None and self.usage.badness > (0, 0)
+        return self.ok and self.usage is not None and self.usage.spills
 
     @staticmethod
     def from_verdict(verdict: Any) -> Built:

@@ -93,6 +93,7 @@ class KernelCompile:
         self.report: CompileReport | None = None
         self.release_ring_depth: int | None = None  # set when a specialized module lowered
         self.ttir: str | None = None  # the kernel's TTIR, for stock Triton's build
+        self.built: dict[str, lguard.Verdict] = {}  # the decision check's builds, by text
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -233,6 +234,7 @@ class KernelCompile:
         verdict = lguard.guard().probe(
             job, self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S, where, BINARY_PROBE
         )
+        self.built[candidate.annotated] = verdict  # the lowering's verdict too (_probe)
         return Built.from_verdict(verdict)
 
     def _stock(self) -> Built:
@@ -292,9 +294,11 @@ class KernelCompile:
             return
         job = self._lowering_job(annotated, requests)
         where = os.path.join(self.session.cache_dir, "lowering-probes")
-        # With the decision check on, the build to ptxas is the probe (one child run, cached).
-        function = BINARY_PROBE if self._checks_decision(strategy) else None
-        verdict = lguard.guard().probe(job, timeout, cache_dir=where, function=function)
+        # With the decision check on, its build to ptxas was the probe (one child run).
+        verdict = self.built.get(annotated)
+        if verdict is None:
+            function = BINARY_PROBE if self._checks_decision(strategy) else None
+            verdict = lguard.guard().probe(job, timeout, cache_dir=where, function=function)
         report = self.report
         assert report is not None
         report.probes.append({"strategy": strategy, **verdict.summary()})
