@@ -79,10 +79,20 @@ def verify_then_time(
     early = [r for r in rows if r["strategy"] != "builtin"]
     late = [r for r in rows if r["strategy"] == "builtin"]
     compiled: dict = {}
+    if quick.with_stock_only:  # verify all, then time each config once
+        for phase in (early, late):
+            compiled.update(verify_all(phase, cache_root, save))
+        with_stock = timed_with_stock(early, late)
+        together = {id(r) for r in with_stock}
+        alone = [r for r in early if id(r) not in together]  # configs stock cannot build
+        for timed in (with_stock, alone):
+            for kernel in kernels:
+                print(f"timing {kernel}", flush=True)
+                bench_kernel(kernel, compiled, timed, rounds, sustain, quick)
+                save()
+        return
     for phase in (early, late):
         compiled.update(verify_all(phase, cache_root, save))
-        if phase is early and quick.with_stock_only and late:
-            continue  # timed once, with stock, below
         timed = phase if phase is early else timed_with_stock(early, late)
         for kernel in kernels:
             print(f"timing {kernel}", flush=True)
