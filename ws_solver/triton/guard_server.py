@@ -332,6 +332,7 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
         job.overlap,
         hopper_fix() if job.hopper else None,
         job.release_per_warp_group,
+        getattr(job.options, "num_stages", None),
     )
     module = tpipe.run_after_partition(
         module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress

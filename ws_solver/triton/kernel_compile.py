@@ -281,6 +281,7 @@ class KernelCompile:
             self.settings.overlap_wgmma,
             rewrites.hopper_fix() if self.capability // 10 == 9 else None,
             self.settings.release_per_warp_group,
+            getattr(self.options, "num_stages", None),
         )
 
     def _probe(

@@ -113,6 +113,18 @@ class Unavailable:
         return RewriteResult(text, (self.note,))
 
 
+@dataclass(frozen=True)
+class Withheld:
+    """A rewrite ws_solver withholds on purpose: the text as it is, and a note when the
+    module has what the rewrite would have changed (a wgmma wait)."""
+
+    name: str
+    note: str
+
+    def apply(self, text: str) -> RewriteResult:
+        return RewriteResult(text, (self.note,) if "warp_group_dot_wait" in text else ())
+
+
 def hopper_fix() -> FixWgmmaRelease | None:
     """The sm_90 stage-release fix, None when ws_solver.triton.hopper cannot be imported."""
     try:
@@ -166,6 +178,26 @@ class PostPipeline:
         ]
 
 
+# A containment, not a root cause: on the H200 (Triton 3.6) the wait sinking made a 4-warp
+# 2-stage attention kernel with S one block ahead racy, unspecialized and specialized alike
+# (1-5 of 199 launches differed in 1,000-4,000 elements of O by up to 0.035), and the same
+# kernels without it were deterministic (0 of 199, twice); at 3 stages three such kernels
+# were deterministic with it (benchmarks/results/2026-12-04-configspace-h200/racy.md).
+# 8-warp consumers that keep their releases (keep_releases) were deterministic at 2 stages
+# in every earlier run and keep the move.
+OVERLAP_MIN_STAGES = 3
+OVERLAP_CONTAINED = (
+    "wgmma overlap off: a 2-stage loop whose waits could pass its stage reuse (a race measured "
+    "on the H200)"
+)
+
+
+def overlap_contained(num_stages: int | None, keep_releases: bool) -> bool:
+    """Whether the wait sinking is withheld: fewer than OVERLAP_MIN_STAGES stages and no
+    stage release to hold the waits."""
+    return num_stages is not None and num_stages < OVERLAP_MIN_STAGES and not keep_releases
+
+
 def post_pipeline(
     capability: int,
     num_warps: int,
@@ -174,18 +206,22 @@ def post_pipeline(
     overlap: bool,
     hopper: FixWgmmaRelease | None,
     releases_per_warp_group: bool = False,
+    num_stages: int | None = None,
 ) -> PostPipeline:
     """The post-pipeline stage the drop-in (and the guard's child) runs: the plans' register
     requests (when `apply_registers` and there are plans), then on sm_90 the wgmma overlap
     (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted). A consumer
     whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
-    warp groups) keeps its releases where they are (overlap.py says why)."""
+    warp groups) keeps its releases where they are (overlap.py says why). Not below
+    OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
     rewrites: list[Rewrite] = []
     if requests and apply_registers:
         rewrites.append(ApplyRegisters(requests))
     if capability // 10 == 9:
-        if overlap:
-            keep = releases_per_warp_group and has_two_warp_groups(num_warps)
+        keep = releases_per_warp_group and has_two_warp_groups(num_warps)
+        if overlap and overlap_contained(num_stages, keep):
+            rewrites.append(Withheld("overlap", OVERLAP_CONTAINED))
+        elif overlap:
             rewrites.append(SinkWgmmaWaits(keep_releases=keep))
         rewrites.append(hopper or Unavailable("hopper", "hopper fix unavailable"))
     return PostPipeline(num_warps, rewrites)
