@@ -11,7 +11,7 @@ targets: optimal against stock, against the better of stock and none, and whethe
 specialize decision was the faster one.
 
     python -m benchmarks.configspace_sweep select --out sweep_configs.json
-    python -m benchmarks.configspace_sweep report RUN/results.json --out RUN/sweep.md
+    python -m benchmarks.configspace_sweep report RUN/results.json [RUN2/results.json] --out MD
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class ConfigRow:
     timed: dict[str, Timed]  # by strategy, those that verified and timed
     failed: dict[str, str]  # by strategy: why not timed (compile error, wrong result)
     decision: dict  # optimal's decision-check record
+    verified: frozenset[str] = frozenset()  # strategies whose kernel computed the right answer
 
     def ratio(self, strategy: str, against: str = STOCK) -> float | None:
         a, b = self.timed.get(against), self.timed.get(strategy)
@@ -82,9 +83,11 @@ def rows_of(results: list[dict]) -> list[ConfigRow]:
         by_config.setdefault((r["kernel"], r["config"]), []).append(r)
     out = []
     for (kernel, config), rows in sorted(by_config.items()):
-        timed, failed, decision = {}, {}, {}
+        timed, failed, decision, verified = {}, {}, {}, set()
         for r in rows:
             strategy = r["strategy"]
+            if (r.get("verify") or {}).get("passed"):
+                verified.add(strategy)
             comp = r.get("compile", {})
             if strategy == "optimal":
                 decision = (comp.get("dropin") or {}).get("decision") or {}
@@ -99,7 +102,7 @@ def rows_of(results: list[dict]) -> list[ConfigRow]:
                 )
             else:
                 failed[strategy] = _why_not(r)
-        out.append(ConfigRow(kernel, config, timed, failed, decision))
+        out.append(ConfigRow(kernel, config, timed, failed, decision, frozenset(verified)))
     return out
 
 
@@ -121,7 +124,9 @@ def geomean(values: list[float]) -> float | None:
 def summary(rows: list[ConfigRow], strategy: str = "optimal") -> list[str]:
     vs_stock = [(r, r.ratio(strategy)) for r in rows if r.ratio(strategy) is not None]
     slower = [r for r, x in vs_stock if x < SLOWER and r.beyond_spread(strategy, STOCK)]
-    stock_failed = [r for r in rows if STOCK in r.failed and strategy in r.timed]
+    stock_failed = [
+        r for r in rows if r.failed.get(STOCK, "").startswith("compile") and strategy in r.verified
+    ]
     best = []
     behind = []
     for r in rows:
@@ -133,12 +138,13 @@ def summary(rows: list[ConfigRow], strategy: str = "optimal") -> list[str]:
         if x < SLOWER and r.beyond_spread(strategy, base):
             behind.append(r)
     decided, right = _decisions(rows, strategy)
-    wrong_results = [r for r in rows for s, why in r.failed.items() if why.startswith("wrong")]
+    wrong = [r for r in rows if any(w.startswith("wrong") for w in r.failed.values())]
+    ours_only = [r for r in wrong if STOCK in r.verified]
     g = geomean([x for _, x in vs_stock])
     gb = geomean(best)
     lines = [
         f"- configurations: {len(rows)}; {strategy} timed against stock on {len(vs_stock)}; "
-        f"stock failed to compile or verify where {strategy} ran: {len(stock_failed)}",
+        f"stock failed to compile where {strategy} compiled and verified: {len(stock_failed)}",
         f"- {strategy} vs stock, geomean: {_f(g)} (target >= 1.05); more than 3% slower "
         f"beyond the rounds' spread: {len(slower)} (target 0)",
         f"- {strategy} vs the better of stock and none, geomean: {_f(gb)} over {len(best)} "
@@ -146,8 +152,12 @@ def summary(rows: list[ConfigRow], strategy: str = "optimal") -> list[str]:
         f"- specialize decision right (within 3% of the faster) where specialized and "
         f"unspecialized differ by more than 3%: {right} of {decided}"
         + (f" ({100 * right / decided:.1f}%; target 95%)" if decided else ""),
-        f"- wrong results (any strategy): {len(wrong_results)}",
+        f"- configurations with a wrong or racy result under some strategy: {len(wrong)}, "
+        f"{len(ours_only)} of them where stock's kernel verified",
     ]
+    for r in wrong:
+        why = "; ".join(f"{s}: {w}" for s, w in sorted(r.failed.items()) if w.startswith("wrong"))
+        lines.append(f"  - wrong: {r.kernel}.{r.config}: {why[:160]}")
     for r in slower:
         lines.append(f"  - slower than stock: {r.kernel}.{r.config} {_f(r.ratio(strategy))}")
     for r in behind:
@@ -203,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--at-least", type=int, default=160)
     s.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report", help="the per-config table and the targets of a run")
-    r.add_argument("results", type=Path)
+    r.add_argument("results", type=Path, nargs="+", help="results.json of one or more runs")
     r.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "select":
@@ -215,8 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(len(v) for v in chosen.values())
         print(f"{n} configurations: " + ", ".join(f"{k} {len(v)}" for k, v in chosen.items()))
         return 0
-    data = json.loads(args.results.read_text())
-    rows = rows_of(data["results"] if isinstance(data, dict) else data)
+    results = []
+    for path in args.results:  # runs of disjoint configs (e.g. one per kernel family)
+        data = json.loads(path.read_text())
+        results += data["results"] if isinstance(data, dict) else data
+    rows = rows_of(results)
     text = "\n".join(["# Config-space sweep", "", *summary(rows), "", *table(rows), ""])
     if args.out:
         args.out.write_text(text)
