@@ -30,7 +30,7 @@ import corpus
 import ws_solver.pipeline as wpipe
 import ws_solver.triton as wst
 from corpus import kernels as corpus_kernels
-from ws_solver import plancache
+from ws_solver import plancache, planrecord
 from ws_solver.model.channels import derive_channels
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.kinds import NodeKind
@@ -488,7 +488,9 @@ def test_plan_cache_keys_and_storage(isolated) -> None:
     assert plancache.get(key) == plan.to_json()  # from memory
     plancache.clear_memory()
     path.write_text("{torn")
-    assert plancache.get(key) is None
+    torn = plancache.get(key)  # read back as it is: the record check refuses it
+    with pytest.raises(planrecord.BadRecord, match="not JSON"):
+        planrecord.decode(torn, graph, target)
 
 
 # -- hook management --------------------------------------------------------------------------
