@@ -44,6 +44,16 @@ class CostParams:
     # issued) only when the slowest group gets there: specialized 8-warp GEMMs ran 5-20%
     # faster than unspecialized ones.
     wgmma_shared_stall_cycles: int = 170
+    # The shared stall is not paid by a wgmma whose result only the next iteration reads (a
+    # GEMM's accumulator chain) when one stage feeds it more K than this many bytes per
+    # operand row (K x element bytes; `cost_table._stalling_wgmmas`): on the H200 sweep of
+    # Triton 3.6 (benchmarks/results/2026-12-04-configspace-h200/decision-analysis.md),
+    # unspecialized 8-warp GEMMs with 256-byte rows (fp16, BLOCK_K 128: two 128-byte swizzled
+    # rows, 8 wgmma K-steps a stage) ran at the TMA rate and 1-12% faster than specialized
+    # (15 of 15 configs), non-persistent ones with 128- or 64-byte rows (fp16 BLOCK_K 64, fp8)
+    # 10-36% slower (15 of 15). One swizzled row: a boundary the data bracket, not a fitted
+    # value.
+    wgmma_stall_max_k_bytes: int = 128
     # One warp group issuing the wgmma waits on every hand-off from another partition (a
     # stage loaded there, values computed there) and releases a stage only once its wgmma
     # retired (the Hopper fix); no second group's wgmma covers the wait: 4-warp GEMMs ran

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from math import ceil
 
+from ..ir.types import element_bits
 from .cost_params import PARAMS, CostParams
 from .graph import LoopGraph
 from .held_tensors import HeldAcrossReceive, held_across_receives
@@ -154,7 +155,7 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         warp_options=warp_options,
         lowering=lowering_rules(graph, target),
         wgmmas=(wgmmas := _wgmmas(graph)),
-        stalling_wgmmas=_stalling_wgmmas(graph, target, wgmmas),
+        stalling_wgmmas=_stalling_wgmmas(graph, target, params, wgmmas),
         loads=_operand_loads(graph, wgmmas),
         tcgen05s=(tcgen05s := _tcgen05s(graph)),
         tcgen05_loads=_operand_loads(graph, tcgen05s),
@@ -190,13 +191,41 @@ def _tcgen05s(graph: LoopGraph) -> tuple[int, ...]:
     return tuple(n.id for n in graph.ops() if n.mma and not n.mma.accumulator_in_registers)
 
 
-def _stalling_wgmmas(graph: LoopGraph, target: Target, wgmmas) -> tuple[int, ...]:
-    """The wgmmas the shared stall counts: all of them, or, on a release that pipelines
-    accumulator chains (`LoweringFacts.pipelines_wgmma_chains`), those whose result some node
-    other than a terminator reads in the same iteration."""
-    if not target.triton.pipelines_wgmma_chains:
-        return wgmmas
-    return tuple(n for n in wgmmas if any(_read_in_iteration(graph, e) for e in graph.out_edges(n)))
+def _stalling_wgmmas(
+    graph: LoopGraph, target: Target, params: CostParams, wgmmas
+) -> tuple[int, ...]:
+    """The wgmmas the shared stall counts: those whose result some node other than a
+    terminator reads in the same iteration, and the accumulator chains (read only by the next
+    iteration) unless the release pipelines them (`LoweringFacts.pipelines_wgmma_chains`) or
+    a stage holds more of the chain's K than one shared-memory row of
+    `CostParams.wgmma_stall_max_k_bytes` (`_wgmma_k_bytes`)."""
+    limit = params.wgmma_stall_max_k_bytes
+    return tuple(
+        n
+        for n in wgmmas
+        if any(_read_in_iteration(graph, e) for e in graph.out_edges(n))
+        or (
+            not target.triton.pipelines_wgmma_chains
+            and (_wgmma_k_bytes(graph.nodes[n].mma) <= limit or not _accumulates(graph, n))
+        )
+    )
+
+
+def _accumulates(graph: LoopGraph, node_id: int) -> bool:
+    """Whether the wgmma's result, carried to the next iteration, reaches that iteration's
+    issue of the same wgmma (its accumulator, rescaled or not): a chain, not a product some
+    other op consumes next iteration (attention's QK^T computed ahead)."""
+    nodes = {n.id: [e.dst for e in graph.out_edges(n.id) if not e.distance] for n in graph.nodes}
+    return any(
+        reaches(nodes, e.dst, node_id.__eq__) for e in graph.out_edges(node_id) if e.distance == 1
+    )
+
+
+def _wgmma_k_bytes(mma) -> int:
+    """Bytes of K one stage feeds a wgmma per row of its operands (K x the element's bytes):
+    128 is one 128-byte swizzled row (4 wgmma K-steps of 32 bytes); a 128x128 fp16 TMA tile's
+    256 is two (Triton splits its TMA box in two, and a warp group issues 8 wgmmas)."""
+    return mma.k * max(element_bits(mma.operand_type), 8) // 8
 
 
 def _operand_loads(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
