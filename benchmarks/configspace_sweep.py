@@ -78,9 +78,12 @@ class ConfigRow:
 
 
 def rows_of(results: list[dict]) -> list[ConfigRow]:
+    """One row per configuration; a later run's record of a (config, strategy) replaces an
+    earlier one's (a rerun of some configs after a change)."""
+    latest = {(r["kernel"], r["config"], r["strategy"]): r for r in results}
     by_config: dict[tuple[str, str], list[dict]] = {}
-    for r in results:
-        by_config.setdefault((r["kernel"], r["config"]), []).append(r)
+    for (kernel, config, _), r in latest.items():
+        by_config.setdefault((kernel, config), []).append(r)
     out = []
     for (kernel, config), rows in sorted(by_config.items()):
         timed, failed, decision, verified = {}, {}, {}, set()
