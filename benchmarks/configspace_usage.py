@@ -386,10 +386,11 @@ def model_agreement(records: list[dict], unspecialized: str = "none") -> dict:
         comp = latest.get(("compile", config, target, version, unspecialized))
         if comp is None or comp.get("warp_specialize_ops") or spills(comp) is None:
             continue
-        pairs.append((pred, comp["ptxas"]["registers"], spills(comp), target, config))
+        regs = comp["ptxas"]["registers"]
+        pairs.append((pred, regs, spills(comp), target, config, version))
     confusion = {"tp": 0, "tn": 0, "fp": 0, "fn": 0}
     errors = []
-    for pred, regs, spilled, _, _ in pairs:
+    for pred, regs, spilled, *_ in pairs:
         predicted = pred > REGISTER_CAP
         confusion[("t" if predicted == spilled else "f") + ("p" if predicted else "n")] += 1
         if regs < REGISTER_CAP:
@@ -405,7 +406,7 @@ def model_agreement(records: list[dict], unspecialized: str = "none") -> dict:
         "register_error_median": statistics.median(errors) if errors else None,
         "register_error_p90": _percentile(errors, 90) if errors else None,
         "disagreements": sorted(
-            (c, t, p, r, s) for p, r, s, t, c in pairs if (p > REGISTER_CAP) != s
+            (c, t, v, p, r, s) for p, r, s, t, c, v in pairs if (p > REGISTER_CAP) != s
         ),
     }
 
@@ -511,8 +512,10 @@ def summary(records: list[dict]) -> str:
     dis = model_agreement(records)["disagreements"]
     if dis:
         lines.append("")
-        lines.append("Disagreements (config, target, predicted, ptxas registers, ptxas spilled):")
-        lines.extend(f"- {c} {t}: predicted {p}, ptxas {r}, spilled {s}" for c, t, p, r, s in dis)
+        lines.append("Disagreements (config, target, Triton: predicted, ptxas registers, spilled):")
+        lines.extend(
+            f"- {c} {t} {v}: predicted {p}, ptxas {r}, spilled {s}" for c, t, v, p, r, s in dis
+        )
     return "\n".join(lines) + "\n"
 
 

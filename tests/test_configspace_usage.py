@@ -86,7 +86,7 @@ def test_model_agreement() -> None:
     assert a["n_register_error"] == 3
     assert a["register_error_median"] == 16
     assert a["register_error_p90"] == 24
-    assert a["disagreements"] == [("gemm_fp8.c", "sm90", 264, 240, False)]
+    assert a["disagreements"] == [("gemm_fp8.c", "sm90", V, 264, 240, False)]
 
 
 def test_model_agreement_skips_specialized_and_missing() -> None:
