@@ -6,6 +6,7 @@ These read a `CostTable` (its per-node register bytes and buffers); `cost_table`
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from math import ceil
 from typing import TYPE_CHECKING
@@ -71,21 +72,30 @@ def unspecialized_register_cap(table: CostTable) -> int:
 
 def accumulator_registers(table: CostTable) -> int:
     """Registers per thread the unspecialized kernel cannot do without: base registers plus
-    the register accumulators its wgmmas carry across iterations, at the kernel's warps."""
-    graph = table.graph
-    held = sum(table.nodes[n].live_bytes for n in table.wgmmas)
-    threads = table.target.threads_per_warp * graph.num_warps
+    the wgmma accumulators it carries across iterations (a GEMM's; attention's O, and S when
+    it is computed a block ahead), at the kernel's warps. An accumulator counts when a
+    carried register tensor has its size (fp32, m x n), each carried tensor once: what else
+    a loop carries (pointer tiles) the compiler can recompute, an accumulator it cannot."""
+    carried = Counter(node.live_bytes for node in table.nodes if node.live_bytes)
+    held = 0
+    for n in table.wgmmas:
+        mma = table.graph.nodes[n].mma
+        size = 4 * mma.m * mma.n if mma else 0
+        if carried[size] > 0:
+            carried[size] -= 1
+            held += size
+    threads = table.target.threads_per_warp * table.graph.num_warps
     return table.params.base_registers + ceil(held / (4 * threads))
 
 
 def unspecialized_spills(table: CostTable) -> bool:
-    """Whether the loop's unspecialized kernel must spill: its wgmma accumulators alone need
-    more registers than ptxas may give a thread (`accumulator_registers`).
+    """Whether the loop's unspecialized kernel must spill: what it carries across iterations
+    alone needs more registers than ptxas may give a thread (`accumulator_registers`).
 
-    Not `unspecialized_registers`, which over-counts for occupancy: on the sm_90 corpus under
-    Triton 3.9 it predicts a spill for 7 of 22 unspecialized kernels where ptxas spills 3 (and
-    those only 120-552 bytes, no serialized wgmma); the accumulator count predicts none, and
-    it does predict the 4-warp 128x256 GEMMs whose ptxas serializes the wgmmas."""
+    A lower bound, not `unspecialized_registers` (which over-counts, for occupancy). Checked
+    against ptxas on 212 sm_90 configurations of the config space under Triton 3.6
+    (`benchmarks/results/2026-12-04-configspace-usage`, the drop-in's `none` kernels). The
+    misses are left to the drop-in's spill check (decision_check.py)."""
     return accumulator_registers(table) > unspecialized_register_cap(table)
 
 
