@@ -111,6 +111,14 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
             for loop in dropin.get("loops", [])
         ]
         rec["dropin_fallbacks"] = len(dropin.get("fallbacks", []))
+        decision = dropin.get("decision") or {}
+        if decision:  # the decision check: stock's decision, the rule, its evidence
+            rec["decision"] = {
+                "rule": decision.get("rule"),
+                "evidence": str(decision.get("evidence", ""))[:300],
+                "stock_specialized": (decision.get("stock") or {}).get("specialized"),
+                "kept": decision.get("kept"),
+            }
     if compiled is not None:
         start = time.perf_counter()
         try:

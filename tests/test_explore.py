@@ -136,9 +136,10 @@ def test_departure_rule() -> None:
 @pytest.mark.parametrize(
     "name, decision",
     [
-        # modeled gain 4.6%: not more than the model's measured error, so the heuristic's plan
-        ("attention_bwd.d128_n128m64_w8_s2.sm100.ttgir", "heuristic kept"),
-        # modeled gains 7.1% and 17.0%: beyond it, so the optimum
+        # modeled gain 2.0% (3.6): not more than the model's measured error, so the heuristic's
+        # plan (since the sm_100 TMA rate and tcgen05 stall of issue 39)
+        ("attention_bwd.d64_n128m64_w4_s2.sm100.ttgir", "heuristic kept"),
+        # modeled gains 19.6% and 12.1% (3.6): beyond it, so the optimum
         ("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir", "optimum"),
         ("gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir", "optimum"),
     ],
