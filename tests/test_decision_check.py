@@ -142,3 +142,36 @@ def test_reversal_rules(kwargs, keep, rule):
     assert decision.keep_ours is keep
     if rule:
         assert decision.rule == rule
+
+
+def test_a_spilling_plan_of_stocks_decision_gives_way_to_tritons_partition_first():
+    """sm_100 persistent GEMMs: stock specializes without a spill, the forced heuristic plan
+    spills; Triton's partitioner (stock's own partition) is kept, not the unspecialized
+    kernel."""
+    ours, forced = candidate("optimal", False), candidate("heuristic, forced", True)
+    theirs = Candidate("triton", "<triton>", [], True, triton_decides=True)
+    builds = {
+        "optimal": ok(False),
+        "heuristic, forced": ok(True, SPILLING),
+        "triton": ok(True),
+    }
+    settled = settle(
+        ours, SM100, lambda c: forced, lambda c: builds[c.label], lambda: ok(True), lambda: theirs
+    )
+    assert settled.candidate is theirs
+    assert settled.record["rule"] == "unmeasured target: stock's decision"
+    assert settled.record["triton"]["plan"] == "triton"
+
+
+def test_without_a_better_triton_partition_the_spill_check_still_decides():
+    ours, forced = candidate("optimal", False), candidate("heuristic, forced", True)
+    theirs = Candidate("triton", "<triton>", [], True, triton_decides=True)
+    builds = {
+        "optimal": ok(False),
+        "heuristic, forced": ok(True, SPILLING),
+        "triton": ok(True, SPILLING),
+    }
+    settled = settle(
+        ours, SM100, lambda c: forced, lambda c: builds[c.label], lambda: ok(True), lambda: theirs
+    )
+    assert settled.candidate is ours and settled.record["rule"] == "spill check"

@@ -16,7 +16,9 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    decides nothing by itself (on the H200 it comes with fast kernels too).
 
 The other decision of an unspecialized kernel is the heuristic's plan forced to specialize,
-else Triton's own partitioner; of a specialized one, the kernel without specialization.
+else Triton's own partitioner; of a specialized one, the kernel without specialization. A
+specialized plan of ours that spills where stock's specialized kernel does not gives way to
+Triton's own partitioner first, before the decision itself is given up.
 """
 
 from __future__ import annotations
@@ -124,8 +126,11 @@ def settle(
     flip: Callable[[Candidate], Candidate],
     build: Callable[[Candidate], Built],
     stock: Callable[[], Built],
+    triton: Callable[[], Candidate] | None = None,
 ) -> Settled:
-    """Keep `ours` or the other decision (`flip(ours)`), as the module docstring says."""
+    """Keep `ours` or the other decision (`flip(ours)`), as the module docstring says;
+    `triton`: Triton's own partitioner's candidate, tried when a specialized plan of ours
+    spills and stock's specialized kernel spills less."""
     stock_built = stock()
     ours_built = build(ours)
     record: dict = {"stock": stock_built.to_dict(), "ours": {"plan": ours.label}}
@@ -167,6 +172,21 @@ def settle(
         else:
             decision = _kept_anyway(decision, alt, alt_built)
     record |= decision.to_dict()
+    if (
+        chosen_built.spills
+        and triton is not None
+        and _stock_does_better(chosen, chosen_built, stock_built)
+    ):
+        # Stock's own partition of the same decision does not spill: try Triton's partitioner
+        # before giving up the decision (sm_100 persistent GEMMs: the forced heuristic plan
+        # spilled where stock's specialized kernel did not).
+        theirs = triton()
+        theirs_built = build(theirs)
+        record["triton"] = {"plan": theirs.label, **theirs_built.to_dict()}
+        if theirs_built.specialized == chosen_built.specialized and better(
+            chosen_built, theirs_built
+        ):
+            chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
         if better(chosen_built, alt_built):
@@ -182,6 +202,18 @@ def settle(
     record["kept"] = chosen.label
     record["specialized"] = chosen.specialized
     return Settled(chosen, record)
+
+
+def _stock_does_better(chosen: Candidate, built: Built, stock_built: Built) -> bool:
+    """Stock built the same decision as `chosen` (specialized, by a plan not Triton's) and
+    spilled less."""
+    return (
+        chosen.specialized
+        and not chosen.triton_decides
+        and stock_built.ok
+        and stock_built.specialized is True
+        and better(built, stock_built)
+    )
 
 
 def _kept_anyway(decision: Any, alt: Candidate, alt_built: Built) -> Any:

@@ -199,6 +199,7 @@ class KernelCompile:
             lambda c: self._flip(c, part_text, loops),
             self._build,
             self._stock,
+            lambda: Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True),
         )
         assert self.report is not None
         self.report.decision = settled.record
