@@ -85,3 +85,14 @@ def reference(small: Path) -> dict:
     """The SMALL corpus compared in this process (the local backend, one job)."""
     with open_backend("local", 1) as backend:
         return compare_on(backend, [small], compare_args(), progress=False).document
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A plan cache of the test's own (empty), with the in-memory layer cleared around it."""
+    from ws_solver import plancache
+
+    monkeypatch.setenv(plancache.ENV_DIR, str(tmp_path))
+    plancache.clear_memory()
+    yield tmp_path
+    plancache.clear_memory()

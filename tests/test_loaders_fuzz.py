@@ -47,14 +47,6 @@ def loop():
     return graph, target, plan, reason, details
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv(plancache.ENV_DIR, str(tmp_path))
-    plancache.clear_memory()
-    yield tmp_path
-    plancache.clear_memory()
-
-
 # -- the TTGIR reader ---------------------------------------------------------------------------
 @FUZZ
 @given(data=st.data())

@@ -32,14 +32,6 @@ def graph_of(path: Path, loop: int = 0):
     return build_graph(module, ws_loops(module)[loop])
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv(plancache.ENV_DIR, str(tmp_path))
-    plancache.clear_memory()
-    yield tmp_path
-    plancache.clear_memory()
-
-
 @pytest.fixture(scope="module")
 def gemm():
     return graph_of(GEMM), target_for("sm_90")
