@@ -22,6 +22,9 @@ fi
 export PYTHONPATH=/tmp/site-tri${PYTHONPATH:+:$PYTHONPATH}
 if [ -x /tmp/tri/ptxas-blackwell ]; then
   export TRITON_PTXAS_BLACKWELL_PATH=/tmp/tri/ptxas-blackwell
+elif [ -x /tmp/site-tri/triton/backends/nvidia/bin/ptxas-blackwell ]; then
+  # ../shared/tools/slim_triton.sh now keeps it in the wheel (and links ptxas to it)
+  export TRITON_PTXAS_BLACKWELL_PATH=/tmp/site-tri/triton/backends/nvidia/bin/ptxas-blackwell
 else
   echo "gpu_triton39.sh: no /tmp/tri/ptxas-blackwell; timing with CUDA 12.9's ptxas, not 3.9's own" >&2
   export TRITON_PTXAS_BLACKWELL_PATH=/tmp/site-tri/triton/backends/nvidia/bin/ptxas

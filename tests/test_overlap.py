@@ -301,7 +301,8 @@ def _trace(text: str) -> list[tuple[str, frozenset]]:
             in_flight.append((op.results[0].name, int(op.operands[1].name[2:])))
         elif op.name == WAIT:
             pend = op.attr("pendings")
-            in_flight = in_flight[len(in_flight) - pend :] if pend else []
+            # (a wait allowing more pending wgmmas than are in flight retires none)
+            in_flight = in_flight[max(0, len(in_flight) - pend) :] if pend else []
             waited[op.results[0].name.split("#")[0]] = op.operands[0].name
         elif op.name == "arith.addf":
             dot = waited[op.operands[0].name.split("#")[0]]

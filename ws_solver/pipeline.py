@@ -17,7 +17,13 @@ from .clock import Deadline, OutOfTime
 from .ir.annotate import annotate_loop, clear_loop
 from .model.annotation import loop_annotation
 from .model.cost import evaluate
-from .model.decision import DEPARTURE_MARGIN, departure
+from .model.decision import (
+    DEPARTURE_MARGIN,
+    below_floor,
+    departure,
+    specialize_floor,
+    specializing_pays,
+)
 from .model.dfg import build_graph, ws_loops
 from .model.floors import overflows
 from .model.graph import LoopGraph
@@ -204,6 +210,13 @@ def _solve_loop(
     if result.status == "INFEASIBLE":
         why = ", ".join(result.infeasible_groups) or "the target's limits"
         return plan, reason if blocked else f"infeasible: {why} cannot all hold", details
+    if plan.specialized and result.ii is not None:
+        single_ii = evaluate(single_partition_plan(graph, target, strategy), graph, target).ii
+        floor = specialize_floor(graph)
+        if not specializing_pays(result.ii, single_ii, floor):
+            details |= {"optimum_ii": result.ii, "optimum_objective": result.objective}
+            single = single_partition_plan(graph, target, Strategy.OPTIMAL)
+            return single, below_floor(result.ii, single_ii, floor), details
     reason = (
         f"specialized: {len(plan.partitions)} partitions"
         if plan.specialized

@@ -6,6 +6,7 @@ from ..clock import NO_DEADLINE, Deadline
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.cost_table import CostTable, cost_table
+from ..model.decision import below_floor, specialize_floor, specializing_pays
 from ..model.floors import no_split
 from ..model.graph import LoopGraph
 from ..model.lowering import TmemIf, lowering_violations
@@ -62,6 +63,9 @@ def decide(
     ii_single = evaluate(single, graph, target).ii
     if ii >= ii_single and not force:
         return single, f"not specialized: no better than one partition (II {ii} vs {ii_single})"
+    floor = specialize_floor(graph)
+    if not specializing_pays(ii, ii_single, floor) and not force:
+        return single, below_floor(ii, ii_single, floor)
     return plan, f"specialized: {len(plan.partitions)} partitions (II {ii} vs {ii_single})"
 
 

@@ -198,7 +198,10 @@ def _stalling_wgmmas(
     terminator reads in the same iteration, and the accumulator chains (read only by the next
     iteration) unless the release pipelines them (`LoweringFacts.pipelines_wgmma_chains`) or
     a stage holds more of the chain's K than one shared-memory row of
-    `CostParams.wgmma_stall_max_k_bytes` (`_wgmma_k_bytes`)."""
+    `CostParams.wgmma_stall_max_k_bytes` (`_wgmma_k_bytes`). None in a loop that stores the
+    tile its wgmmas compute (`stores_tile`)."""
+    if stores_tile(graph, wgmmas):
+        return ()
     limit = params.wgmma_stall_max_k_bytes
     return tuple(
         n
@@ -209,6 +212,25 @@ def _stalling_wgmmas(
             and (_wgmma_k_bytes(graph.nodes[n].mma) <= limit or not _accumulates(graph, n))
         )
     )
+
+
+def stores_tile(graph: LoopGraph, mmas=None) -> bool:
+    """Whether an MMA's result (of `mmas`; None: every MMA) reaches a global store inside
+    the loop, across iterations or nested loops: a loop that finishes an output tile per
+    iteration or per inner loop (persistent and grouped GEMMs, the epilogue in the loop,
+    flattened or not). Their unspecialized kernels showed no shared stall on the H200
+    (Triton 3.6, 8-warp persistent GEMMs: 836-899 cycles per K step unspecialized, 834-904
+    specialized; specialized no faster on any of 18 configurations, 0.88-1.01x;
+    benchmarks/results/2026-12-04-configspace-h200/decision-analysis.md), where
+    non-persistent GEMMs with the same tiles and 128-byte rows stalled 10-36%. Measured,
+    not explained: the rule stands for what the sweep measured."""
+    stores = {n.id for n in graph.of_kind(NodeKind.STORE)}
+    if not stores:
+        return False
+    if mmas is None:
+        mmas = [n.id for n in graph.of_kind(NodeKind.MMA)]
+    succ = {n.id: [e.dst for e in graph.out_edges(n.id)] for n in graph.nodes}
+    return any(reaches(succ, n, stores.__contains__) for n in mmas)
 
 
 def _accumulates(graph: LoopGraph, node_id: int) -> bool:
