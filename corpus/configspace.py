@@ -17,7 +17,8 @@ The 24 hand-picked configs stay the reference set; this space is for calibration
                                                        # benchmarks.bench_compile.add_extra_configs
 
 ``dump`` writes TTGIR at the partitioner input point with corpus/dump.py's machinery (the same
-source, hook and relativized locs) and an ``index.json`` of what it dumped and what failed.
+source, hook and relativized locs) and an ``index.json`` of what it dumped (with stock Triton's
+decision for each, corpus/stock.py) and what failed.
 """
 
 from __future__ import annotations
@@ -353,7 +354,7 @@ def dump(entries: list[Entry], targets: list[str], out: Path) -> int:
         for target in targets:
             job = corpus_dump.Job(e.family, e.name, target)
             try:
-                entry = corpus_dump.dump_job(job, out)
+                entry = corpus_dump.dump_job(job, out, stock=True)
             except Exception as exc:  # one config that does not compile must not stop the rest
                 failed[job.file] = {"file": job.file, "error": corpus_dump._first_line(exc)}
                 dumped.pop(job.file, None)
