@@ -7,7 +7,9 @@ The default --out is the installed Triton's folder: ``corpus/ttgir`` for 3.6.0,
 
 The text is taken after ``schedule_loops`` and before warp specialization (see
 ``ws_solver.triton.make_ttgir.run_until_partition``); file paths inside ``loc(...)`` are made
-relative so that dumps are byte-identical across machines.
+relative so that dumps are byte-identical across machines. Each index entry also records
+stock Triton's decision for the kernel (``stock``: specialized per loop, or why stock fails;
+``corpus/stock.py``), which ``ws-solver compare`` shows beside ws_solver's.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class IndexEntry:
     num_stages: int
     constexprs: dict
     ws_loops: int
+    stock: dict | None = None  # stock Triton's decision (corpus/stock.py, ws_solver.stock)
 
 
 class _StopAtPartitionPoint(Exception):
@@ -223,8 +226,9 @@ def write_atomic(path: Path, data: str) -> None:
         raise
 
 
-def dump_job(job: Job, out: Path) -> IndexEntry:
-    """Capture, relativize, verify and write one dump; return its index entry."""
+def dump_job(job: Job, out: Path, stock: bool = False) -> IndexEntry:
+    """Capture, relativize, verify and write one dump; return its index entry, with stock
+    Triton's decision for it when `stock` (corpus/stock.py: one more compile, to ptxas)."""
     module = corpus_kernels.load(job.kernel)
     config = module.CONFIGS[job.config]
     text = relativize_locs(capture(job), path_prefixes())
@@ -239,7 +243,14 @@ def dump_job(job: Job, out: Path) -> IndexEntry:
         num_stages=config["num_stages"],
         constexprs=corpus_kernels.constexprs(config),
         ws_loops=count_ws_loops(text),
+        stock=_stock_record(job, text) if stock else None,
     )
+
+
+def _stock_record(job: Job, text: str) -> dict:
+    from corpus.stock import stock_record
+
+    return stock_record(job, text)
 
 
 def merge_index(old: list[dict], new: list[IndexEntry]) -> list[dict]:
@@ -276,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     entries, failures = [], 0
     for job in jobs(args.only):
         try:
-            entry = dump_job(job, args.out)
+            entry = dump_job(job, args.out, stock=True)
         except Exception as e:  # report and go on: one bad kernel must not hide the others
             failures += 1
             print(f"FAIL {job.file}: {_first_line(e)}")

@@ -231,3 +231,36 @@ def test_progress_bar_on_a_terminal(subset: Path) -> None:
     assert "[1/1]" not in shown
     assert "compare" in shown and "\x1b[" in shown  # drawn with terminal control sequences
     assert b"row_reduce" in result.stdout
+
+
+def test_stock_column_is_stocks_recorded_decision(ws_solver, tmp_path: Path) -> None:
+    """Beside its index, a corpus dump's loops show stock Triton's recorded decision and
+    whether ws_solver's differs; a copy of the same file (no record beside it) is unknown."""
+    from ws_solver.comparison import decided_specialized
+    from ws_solver.stock import index_entries
+
+    name = "gemm_tma.t128x256x64_w8_s3.sm90.ttgir"
+    recorded = index_entries(CORPUS)[name]["stock"]["loops"][0]
+    copy = tmp_path / "mine.ttgir"
+    shutil.copy(CORPUS / name, copy)
+    args = ("--time-limit", TIME_LIMIT, "-q", "--triton-version", "3.6.0")
+    result = ws_solver("compare", CORPUS / name, copy, *args, "--json", tmp_path / "c.json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads((tmp_path / "c.json").read_text())
+    by_file = {Path(r["file"]).name: r for r in document["loops"]}
+    ours, mine = by_file[name], by_file["mine.ttgir"]
+    assert ours["stock"]["decision"] == ("specialized" if recorded else "unspecialized")
+    assert ours["stock"]["differs"] == (decided_specialized(ours) != recorded)
+    assert ours["stock"]["triton"] == "3.6.0" and ours["stock"]["target"] == "sm90"
+    assert mine["stock"] == {"decision": "unknown", "differs": None}
+    summary = document["summary"]["stock"]
+    assert (summary["known"], summary["unknown"]) == (1, 1)
+    assert summary["differs"] == int(ours["stock"]["differs"])
+    assert "stock Triton's decision (recorded with the dumps: 3.6.0 sm90)" in result.stdout
+
+    text = ws_solver("compare", CORPUS / name, *args)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].split()[-1] == "stock"
+    word = "WS" if recorded else "no WS"
+    assert lines[1].endswith(f"  {word} ≠" if ours["stock"]["differs"] else f"  {word}")

@@ -132,3 +132,29 @@ def test_slice_dumps_build_loop_graphs(folder: Path) -> None:
             graph = build_graph(module, loop)
             assert graph.nodes, entry["file"]
             assert graph.num_warps == entry["num_warps"]
+
+
+def test_no_causal_tiles_the_kernel_computes_wrongly() -> None:
+    # attention_fwd's causal loops step over keys in BLOCK_N blocks up to a multiple of
+    # BLOCK_M: with BLOCK_M < BLOCK_N a block straddles the diagonal unmasked.
+    grid = cs.unfiltered("attention_fwd")
+    causal = [c for c in grid.values() if c["CAUSAL"]]
+    assert causal and all(c["BLOCK_M"] >= c["BLOCK_N"] for c in causal)
+    assert any(c["BLOCK_M"] < c["BLOCK_N"] for c in grid.values() if not c["CAUSAL"])
+    assert not cs.causal_blocks_supported(True, 64, 128)
+    assert cs.causal_blocks_supported(True, 128, 64) and cs.causal_blocks_supported(False, 64, 128)
+    names = {e.name for e in cs.space("attention_fwd")}
+    assert "causal_d64_m64n128_w4_s2" not in names and "d64_m64n128_w4_s2" in names
+
+
+def test_pruned_check_counts_only_the_space_now() -> None:
+    check = {"3.6.0": {"sm90": {"ok": 3, "failed": {"f.c": "boom"}}}}
+    checked = {"f.a", "f.b", "f.c", "f.d"}
+    pruned = cs.prune_check(check, checked, {"f.a", "f.c"})
+    assert pruned == {"3.6.0": {"sm90": {"ok": 1, "failed": {"f.c": "boom"}}}}
+    assert cs.prune_check(check, checked, {"f.a", "f.b", "f.d"})["3.6.0"]["sm90"] == {
+        "ok": 3,
+        "failed": {},
+    }
+    # a row that did not cover the committed list is not guessed at
+    assert cs.prune_check(check, checked | {"f.e"}, {"f.a"}) == {"3.6.0": {}}

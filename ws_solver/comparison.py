@@ -24,6 +24,7 @@ from .model.graph import LoopGraph
 from .model.plan import Plan, is_assignable
 from .model.target import Target
 from .pipeline import plan_loop
+from .stock import StockDecision, loop_stock, stock_summary
 from .strategy import Strategy
 
 SCHEMA = "ws-solver.compare"
@@ -88,6 +89,20 @@ def departure_record(record: dict) -> dict:
         "modeled_gain": round(choice.modeled_gain, 6),
         "margin": choice.margin,
     }
+
+
+def decided_specialized(record: dict) -> bool:
+    """Whether the `optimal` strategy (the default) specializes the loop: the optimum's
+    decision where it departs from the heuristic's plan, else the heuristic's."""
+    side = "optimal" if record["optimal"]["departure"]["decision"] == "optimum" else "heuristic"
+    return bool(record[side]["specialized"])
+
+
+def attach_stock(records: Sequence[dict], found: dict[str, StockDecision | None]) -> None:
+    """Put stock Triton's decision beside ours in each record (`"stock"`), from the decisions
+    recorded for the records' files (`found`, by file; a file not in it: unknown)."""
+    for r in records:
+        r["stock"] = loop_stock(found.get(r["file"]), r["loop"], decided_specialized(r))
 
 
 def _declined_candidate(graph: LoopGraph, target: Target) -> Plan | None:
@@ -347,6 +362,7 @@ def summarize(records: Sequence[dict], failures: Sequence[dict]) -> dict:
         histogram.append({"above": low, "up_to": high, "loops": count})
         low = high
     rules = Counter(o["rule"] for r in records for o in r["overrides"] if o["change"] == "split")
+    stocked = bool(records) and all("stock" in r for r in records)
     return {
         "loops": n,
         "failed": len(failures),
@@ -376,7 +392,7 @@ def summarize(records: Sequence[dict], failures: Sequence[dict]) -> dict:
             sorted(Counter(r["optimal"]["departure"]["decision"] for r in records).items())
         ),
         "split_rules": dict(sorted(rules.items())),
-    }
+    } | ({"stock": stock_summary([r["stock"] for r in records])} if stocked else {})
 
 
 def _share(part: int, whole: int) -> float | None:

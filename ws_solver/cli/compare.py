@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends import Backend, TaskResult
-from ..comparison import compare_document, compare_loop, failure_record
+from ..comparison import attach_stock, compare_document, compare_loop, failure_record
 from ..model import LoopGraph, Target, build_graph, target_for
 from ..report import compare as cmp
+from ..stock import StockDecision, recorded
 from ..strategy import Strategy
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
@@ -53,6 +54,13 @@ and which heuristic decisions the optimum overrode (merges it split, naming the 
 rule; edges the heuristic left crossing that it joined; the decision to specialize). The
 summary gives the loops where optimal is strictly better and by how much, the share proven
 optimal, and wall-time percentiles.
+
+The stock column is the decision stock Triton makes for the loop (WS: warp-specialized, no
+WS, fails: stock does not compile the kernel), as recorded with the corpus dumps (their
+index.json: Triton version, target, and the dump's SHA-256); "≠" marks a loop where
+ws_solver's decision (the optimal strategy's plan, before the drop-in's compile-time check)
+differs, and the summary counts them. A file without such a record (a TTGIR of your own, or
+an edited dump) says "unknown": stock's decision is not guessed.
 
 Without --report or --json the table and summary go to stdout. Progress goes to stderr: a
 progress bar on a terminal, one line per loop otherwise. Loops run in parallel with --jobs,
@@ -239,6 +247,7 @@ def compare_on(
     files, failures = collect_files(paths)
     check_distinct(files, outputs)
     tasks: list[Task] = []
+    stock: dict[str, StockDecision | None] = {}
     for path in files:
         try:
             module = read_module(path)
@@ -248,6 +257,7 @@ def compare_on(
             failures.append(failure_record(str(path), e.message, "bad_input", e.code))
             report(e.message)
             continue
+        stock[str(path)] = recorded(path, module.text)
         for loop in loops:  # each loop's graph is built here, once, and sent to its worker
             try:
                 graph = build_graph(module, loop)
@@ -283,6 +293,7 @@ def compare_on(
             cpus=options.workers,
         )
     report_plan_cache(options)
+    attach_stock(records, stock)
     settings = {
         "time_limit": options.time_limit,
         "workers": options.workers,

@@ -39,10 +39,27 @@ TABLE_COLUMNS = (
 )
 # With `compare --triton-plan`: Triton's own plan (the seed) beside the heuristic's.
 SEED_COLUMNS = (("II seed", "r"), ("seed vs H", "l"))
+# Stock Triton's decision, where the dump recorded it (ws_solver.stock).
+STOCK_COLUMNS = (("stock", "l"),)
+STOCK_WORDS = {"specialized": "WS", "unspecialized": "no WS", "fails": "fails"}
+DIFFERS = "≠"
+
+
+def _has_stock(document: dict) -> bool:
+    return "stock" in document.get("summary", {})
 
 
 def table_columns(document: dict) -> tuple[tuple[str, str], ...]:
-    return TABLE_COLUMNS + SEED_COLUMNS if "seed" in document else TABLE_COLUMNS
+    columns = TABLE_COLUMNS + (STOCK_COLUMNS if _has_stock(document) else ())
+    return columns + SEED_COLUMNS if "seed" in document else columns
+
+
+def _stock_cells(record: dict) -> tuple[str]:
+    stock = record.get("stock")
+    if stock is None:
+        return ("-",)
+    word = STOCK_WORDS.get(stock["decision"], stock["decision"])
+    return (f"{word} {DIFFERS}" if stock.get("differs") else word,)
 
 
 def _seed_cells(record: dict) -> tuple[str, str]:
@@ -84,6 +101,7 @@ def loop_rows(document: dict) -> list[tuple[str, ...]]:
                 f"{h['shared_memory'] / 1024:.0f}/{o['shared_memory'] / 1024:.0f}",
                 str(len(r["overrides"])),
             )
+            + (_stock_cells(r) if _has_stock(document) else ())
             + (_seed_cells(r) if "seed" in document else ())
         )
     return rows
@@ -167,6 +185,8 @@ def summary_lines(document: dict) -> list[str]:
         )
         if t.get("plan_cache_replaced"):
             lines.append(f"plan cache: {t['plan_cache_replaced']} bad record(s) solved again")
+    if n and _has_stock(document):
+        lines.append(stock_line(s["stock"]))
     if "seed" in document:
         sd = document["seed"]
         lines.append(
@@ -177,6 +197,32 @@ def summary_lines(document: dict) -> list[str]:
     if s["failed"]:
         lines.append(f"{s['failed']} file(s) or loop(s) failed (see Failures)")
     return lines
+
+
+def stock_line(st: dict) -> str:
+    """The summary's line on stock Triton's decisions (comparison.summarize's `stock`)."""
+    where = ", ".join(st["recorded_for"])
+    line = (
+        f"stock Triton's decision (recorded with the dumps{': ' + where if where else ''}): "
+        f"known for {st['known']} of {st['loops']} loops; ws_solver decides otherwise "
+        f"({DIFFERS}) in {st['differs']} of them ({st['ours_only']} specialized where stock "
+        f"does not, {st['stock_only']} not where stock does)"
+    )
+    if st["fails"]:
+        line += f"; stock fails on {st['fails']}"
+    if st["unknown"]:
+        line += f"; unknown for {st['unknown']} (no recorded decision for the file)"
+    return line
+
+
+def stock_failures(document: dict) -> list[str]:
+    """One line per file whose kernel stock Triton fails to compile, with its reason."""
+    seen: dict[str, str] = {}
+    for r in document["loops"]:
+        stock = r.get("stock") or {}
+        if stock.get("decision") == "fails":
+            seen.setdefault(r["file"], stock.get("reason", ""))
+    return [f"`{_short_file(f)}`: {why}" for f, why in seen.items()]
 
 
 def override_text(o: dict) -> str:
@@ -352,8 +398,19 @@ def build_doc(document: dict, images: Sequence[tuple[str, str]] = ()) -> Doc:
             "H = heuristic, O = optimal; warps and registers (setmaxnreg) per partition; "
             "ΔII relative to the heuristic; time = wall time of the optimal strategy "
             "(heuristic seed + CP-SAT)."
+            + (
+                " stock = stock Triton's decision for the loop (WS: warp-specialized), as "
+                f"recorded with the dump; {DIFFERS}: ws_solver's decision (the optimal "
+                "strategy's) differs."
+                if _has_stock(document)
+                else ""
+            )
         )
         doc.table(table_columns(document), loop_rows(document))
+        failing = stock_failures(document)
+        if failing:
+            doc.heading(3, "Where stock Triton fails")
+            doc.bullets(failing)
     overridden = [r for r in document["loops"] if r["overrides"]]
     if overridden:
         doc.heading(2, "Where the optimum overrode the heuristic")
@@ -408,6 +465,7 @@ def to_text(document: dict) -> str:
     if document["loops"]:
         out.append(_align([columns, *loop_rows(document)], right))
     out.extend(summary_lines(document))
+    out.extend(f"stock fails: {line.replace('`', '')}" for line in stock_failures(document))
     for f in document["failures"]:
         where = f" {f['kernel']} loop {f['loop']}" if f["loop"] is not None else ""
         out.append(f"failed: {f['file']}{where} ({f['kind']}): {f['message']}")
