@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.torch_compile_check import match_reports, ws_compiles
 from ws_solver import autoload
 from ws_solver.envvars import VARIABLE
 from ws_solver.triton import reportlog
@@ -131,6 +132,11 @@ def test_a_compile_in_a_worker_process_is_planned_and_logged(site: Path, tmp_pat
     enabled = [r["pid"] for r in reportlog.read(log) if r["event"] == "enabled"]
     assert enabled == [worker]  # the parent never imported Triton: ws_solver stayed asleep
     assert seen["parent"]["ws_solver_modules"] == ASLEEP
+    # What benchmarks/torch_compile_check.py counts on the GPU: the WS compile in Triton's
+    # cache, matched to its report by Triton's cache key.
+    matched = match_reports(ws_compiles(tmp_path / "triton"), log)
+    assert matched["ws_compiles"] == 1 and not matched["missing"]
+    assert matched["by_pid"] == {str(worker): 1} and matched["enabled_pids"] == [worker]
 
 
 @pytest.mark.triton
@@ -149,3 +155,10 @@ def test_a_bad_variable_is_one_line_and_leaves_ws_solver_off(site: Path, tmp_pat
     (off,) = reportlog.read(log)
     assert off["event"] == "off" and off["variable"] == "WS_SOLVER_TIME_LIMIT"
     assert not list((tmp_path / "triton").glob("ws_solver-*"))
+    matched = match_reports(ws_compiles(tmp_path / "triton"), log)
+    assert matched["missing"] == [f"gemm_tma_kernel ({matched_folder(tmp_path)})"]
+
+
+def matched_folder(tmp_path: Path) -> str:
+    (ttir,) = (tmp_path / "triton").rglob("gemm_tma_kernel.ttir")
+    return ttir.parent.name
