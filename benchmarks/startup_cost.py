@@ -5,12 +5,16 @@ throwaway virtual environment that sees this interpreter's packages, with and wi
 
     python -m benchmarks.startup_cost --n 100 --out benchmarks/results/<run>/
 
-Conditions, run round-robin in a shuffled order each round so that a machine's load drifts
-over all of them alike:
+Conditions, all in one venv, run round-robin in a shuffled order each round so that a
+machine's load drifts over all of them alike:
 
-- ``without``: the venv, no ws_solver .pth (ws_solver importable, never imported);
-- ``installed``: the same venv with ``ws_solver_autoload.pth`` in its site-packages, as
-  ``pip install`` leaves it; ``$WS_SOLVER`` unset: the target is < 1% over ``without``;
+- ``without``: no ws_solver .pth in the venv's site-packages (ws_solver importable, never
+  imported);
+- ``without again``: the same, measured as a condition of its own: its change from
+  ``without`` is the noise floor of the method on this machine;
+- ``installed``: ``ws_solver_autoload.pth`` in the site-packages, as ``pip install`` leaves
+  it (renamed in before the sample, out after); ``$WS_SOLVER`` unset: the target is < 1%
+  over ``without``;
 - ``installed+set``: ``WS_SOLVER=optimal``: ``pass`` loads the watcher only; ``import
   triton`` also switches the drop-in on (the price of asking for it, paid once per process).
 
@@ -40,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PTH = ROOT / "ws_solver_autoload.pth"
-CONDITIONS = ("without", "installed", "installed+set")
+CONDITIONS = ("without", "without again", "installed", "installed+set")
 PROGRAMS = {"pass": "pass", "import triton": "import triton", "import torch": "import torch"}
 BOOTSTRAP = 2000
 
@@ -58,9 +62,9 @@ class Row:
     change_high_pct: float | None
 
 
-def make_venv(folder: Path, with_pth: bool) -> Path:
+def make_venv(folder: Path) -> tuple[Path, Path]:
     """A venv (no pip) whose site-packages points at this interpreter's packages and at the
-    repository; with ``with_pth``, ws_solver_autoload.pth too. Returns its python."""
+    repository: (its python, where ws_solver_autoload.pth goes in its site-packages)."""
     venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
     python = folder / "bin" / "python"
     purelib = subprocess.run(
@@ -71,9 +75,22 @@ def make_venv(folder: Path, with_pth: bool) -> Path:
     ).stdout.strip()
     paths = [str(ROOT), *_site_dirs()]
     Path(purelib, "_bench_paths.pth").write_text("\n".join(paths) + "\n")
-    if with_pth:
-        shutil.copyfile(PTH, Path(purelib, PTH.name))
-    return python
+    return python, Path(purelib, PTH.name)
+
+
+class Installed:
+    """The venv's ws_solver .pth, put in place or taken away (a rename) between samples."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.parked = target.with_name(target.name + ".off")
+        shutil.copyfile(PTH, self.parked)
+
+    def set(self, installed: bool) -> None:
+        if installed and self.parked.exists():
+            self.parked.rename(self.target)
+        elif not installed and self.target.exists():
+            self.target.rename(self.parked)
 
 
 def _site_dirs() -> list[str]:
@@ -98,6 +115,18 @@ def pth_cost_us(repeats: int = 20000) -> float:
             os.environ["WS_SOLVER"] = env_value
 
 
+def check_switch(python: Path, pth: Installed, set_value: str) -> None:
+    """The conditions are what they say: with WS_SOLVER set, the .pth loads the watcher when
+    it is in place and nothing when it is not (RuntimeError otherwise)."""
+    env = environments(set_value)["installed+set"]
+    code = "import sys; print('ws_solver.autoload' in sys.modules)"
+    for installed in (True, False):
+        pth.set(installed)
+        out = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+        if out.stdout.strip() != str(installed):
+            raise RuntimeError(f"the .pth {'in place' if installed else 'away'}: {out}")
+
+
 def available(python: Path, program: str, env: dict[str, str]) -> bool:
     return subprocess.run([python, "-c", program], env=env, capture_output=True).returncode == 0
 
@@ -112,25 +141,32 @@ def environments(set_value: str) -> dict[str, dict[str, str]]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("WS_SOLVER")}
     return {
         "without": base,
+        "without again": base,
         "installed": base,
         "installed+set": {**base, "WS_SOLVER": set_value},
     }
 
 
 def measure(
-    pythons: dict[str, Path], programs: list[str], n: int, set_value: str, seed: int
+    python: Path, pth: Installed, programs: list[str], n: int, set_value: str, seed: int
 ) -> dict[str, dict[str, list[float]]]:
     """samples[program][condition]: n wall times (s), round-robin in shuffled order."""
     envs = environments(set_value)
     rng = random.Random(seed)
-    samples = {p: {c: [] for c in CONDITIONS} for p in programs}
+    samples: dict[str, dict[str, list[float]]] = {p: {c: [] for c in CONDITIONS} for p in programs}
     jobs = [(p, c) for p in programs for c in CONDITIONS]
+
+    def run(p: str, c: str) -> float:
+        pth.set(c.startswith("installed"))
+        return sample(python, PROGRAMS[p], envs[c])
+
     for p, c in jobs:  # warm the page cache and the bytecode caches once, unmeasured
-        sample(pythons[c], PROGRAMS[p], envs[c])
+        run(p, c)
     for _ in range(n):
         rng.shuffle(jobs)
         for p, c in jobs:
-            samples[p][c].append(sample(pythons[c], PROGRAMS[p], envs[c]))
+            samples[p][c].append(run(p, c))
+    pth.set(False)
     return samples
 
 
@@ -176,7 +212,8 @@ def markdown(table: list[Row], meta: dict) -> str:
         f"n = {meta['n']} per cell; WS_SOLVER={meta['set_value']} in installed+set",
         "",
         f"In this process, `site.addpackage` of the installed .pth with WS_SOLVER unset (what "
-        f"site does with it at start-up) takes {meta['pth_us']} µs (mean of 20000).",
+        f"site does with it at start-up) takes {meta['pth_us']} µs (mean of 20000): "
+        f"{meta['pth_pct_of_pass']}% of the median `pass` without it.",
         "",
         "| program | condition | n | median ms | IQR ms | median change vs without (95% CI) |",
         "|---|---|---|---|---|---|",
@@ -207,16 +244,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ws_startup_") as tmp:
-        bare = make_venv(Path(tmp, "without"), with_pth=False)
-        installed = make_venv(Path(tmp, "installed"), with_pth=True)
-        pythons = {"without": bare, "installed": installed, "installed+set": installed}
+        python, target = make_venv(Path(tmp, "venv"))
+        pth = Installed(target)
+        check_switch(python, pth, args.set_value)
         base_env = environments(args.set_value)["without"]
-        programs = [p for p in args.programs if available(bare, PROGRAMS[p], base_env)]
+        programs = [p for p in args.programs if available(python, PROGRAMS[p], base_env)]
         skipped = sorted(set(args.programs) - set(programs))
         load_start = os.getloadavg()
-        samples = measure(pythons, programs, args.n, args.set_value, args.seed)
+        samples = measure(python, pth, programs, args.n, args.set_value, args.seed)
         load_end = os.getloadavg()
     table = rows(samples, args.seed)
+    pth_us = pth_cost_us()
+    bare_pass = statistics.median(samples["pass"]["without"]) if "pass" in samples else None
     meta = {
         "python": platform.python_version(),
         "executable": sys.executable,
@@ -225,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_end": [round(x, 2) for x in load_end],
         "n": args.n,
         "set_value": args.set_value,
-        "pth_us": round(pth_cost_us(), 2),
+        "pth_us": round(pth_us, 1),
+        "pth_pct_of_pass": round(100 * pth_us * 1e-6 / bare_pass, 2) if bare_pass else None,
         "not_importable": skipped,
     }
     data = {"meta": meta, "rows": [asdict(r) for r in table], "samples_s": samples}

@@ -220,3 +220,9 @@ def _first_config(kernel: str) -> dict:
     from corpus import kernels as corpus_kernels
 
     return next(iter(corpus_kernels.load(kernel).CONFIGS.values()))
+
+
+def test_the_guide_lists_every_variable() -> None:
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "torch-compile.md").read_text()
+    rows = {line.split("`")[1] for line in guide.splitlines() if line.startswith("| `WS_")}
+    assert rows == {v.name for v in environ.VARIABLES[1:]}

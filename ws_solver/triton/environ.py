@@ -19,6 +19,8 @@ from typing import Any
 from .. import options
 from ..envvars import REPORT, VARIABLE
 from ..strategy import DROPIN_STRATEGIES, parse_strategy
+from . import reportlog
+from .dropin import check_cache_dir, enable
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,6 @@ class Variable:
     name: str
     keyword: str
     parse: Callable[[str], Any]
-    help: str
 
 
 def _seconds(name: str) -> Callable[[str], Any]:
@@ -39,63 +40,31 @@ def _patterns(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
-def _cache_dir(text: str) -> str | None:
-    from .dropin import check_cache_dir
-
-    return check_cache_dir(text)
-
-
 def _report_file(text: str) -> str | None:
-    from .reportlog import check_path
-
-    return check_path(text, "the report file")
+    return reportlog.check_path(text, "the report file")
 
 
 def _strategy(text: str) -> Any:
     return parse_strategy(text.strip(), DROPIN_STRATEGIES)
 
 
+# The table in docs/torch-compile.md lists these, with their defaults (enable()'s).
 VARIABLES: tuple[Variable, ...] = (
-    Variable(VARIABLE, "strategy", _strategy, "optimal, heuristic, triton, none or explore:K"),
-    Variable(
-        "WS_SOLVER_TIME_LIMIT", "time_limit", options.parse_time_limit, "seconds per loop (10)"
-    ),
-    Variable("WS_SOLVER_WORKERS", "workers", options.parse_workers, "CP-SAT workers (1)"),
-    Variable("WS_SOLVER_SEED", "seed", options.parse_seed, "CP-SAT seed (0)"),
-    Variable("WS_SOLVER_CACHE", "cache", options.parse_flag, "plan cache on/off (1)"),
-    Variable(
-        "WS_SOLVER_TRITON_CACHE_DIR", "cache_dir", _cache_dir, "base of the binaries' folders"
-    ),
-    Variable(
-        "WS_SOLVER_CHECK_DECISION", "check_decision", options.parse_flag, "decision check (1)"
-    ),
-    Variable(
-        "WS_SOLVER_LOWERING_TIMEOUT",
-        "lowering_timeout",
-        _seconds("the lowering timeout"),
-        "seconds, 0: no guard (60)",
-    ),
-    Variable(
-        "WS_SOLVER_PARTITION_TIMEOUT",
-        "partition_timeout",
-        _seconds("the partition timeout"),
-        "seconds, 0: derived from the time limit",
-    ),
-    Variable(
-        "WS_SOLVER_APPLY_REGISTERS", "apply_registers", options.parse_flag, "plan's registers (1)"
-    ),
-    Variable(
-        "WS_SOLVER_OVERLAP_WGMMA", "overlap_wgmma", options.parse_flag, "sm_90 wait sinking (1)"
-    ),
-    Variable(
-        "WS_SOLVER_RELEASE_PER_WARP_GROUP",
-        "release_per_warp_group",
-        options.parse_flag,
-        "sm_90 per-warp-group release (1)",
-    ),
-    Variable("WS_SOLVER_TAKE_TURNS", "take_turns", options.parse_flag, "sm_90 turns (0)"),
-    Variable("WS_SOLVER_SKIP", "skip", _patterns, "kernel-name patterns left to stock, a,b"),
-    Variable(REPORT, "report_file", _report_file, "compile log (JSON lines)"),
+    Variable(VARIABLE, "strategy", _strategy),
+    Variable("WS_SOLVER_TIME_LIMIT", "time_limit", options.parse_time_limit),
+    Variable("WS_SOLVER_WORKERS", "workers", options.parse_workers),
+    Variable("WS_SOLVER_SEED", "seed", options.parse_seed),
+    Variable("WS_SOLVER_CACHE", "cache", options.parse_flag),
+    Variable("WS_SOLVER_TRITON_CACHE_DIR", "cache_dir", check_cache_dir),
+    Variable("WS_SOLVER_CHECK_DECISION", "check_decision", options.parse_flag),
+    Variable("WS_SOLVER_LOWERING_TIMEOUT", "lowering_timeout", _seconds("the lowering timeout")),
+    Variable("WS_SOLVER_PARTITION_TIMEOUT", "partition_timeout", _seconds("the partition timeout")),
+    Variable("WS_SOLVER_APPLY_REGISTERS", "apply_registers", options.parse_flag),
+    Variable("WS_SOLVER_OVERLAP_WGMMA", "overlap_wgmma", options.parse_flag),
+    Variable("WS_SOLVER_RELEASE_PER_WARP_GROUP", "release_per_warp_group", options.parse_flag),
+    Variable("WS_SOLVER_TAKE_TURNS", "take_turns", options.parse_flag),
+    Variable("WS_SOLVER_SKIP", "skip", _patterns),
+    Variable(REPORT, "report_file", _report_file),
 )
 
 
@@ -144,8 +113,6 @@ def enable_arguments(environ: Mapping[str, str]) -> dict[str, Any]:
 def activate(environ: Mapping[str, str] | None = None) -> bool:
     """Switch the drop-in on as ``environ`` (default ``os.environ``) asks; whether it is on.
     Any failure: one line on stderr, an "off" record in the compile log, ws_solver off."""
-    from . import reportlog
-
     environ = os.environ if environ is None else environ
     if not environ.get(VARIABLE):
         return False
@@ -171,8 +138,6 @@ def activate(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def _enable(arguments: dict[str, Any]) -> Any:
-    from .dropin import enable
-
     # Nothing is compiled yet when Triton has just been imported: no caches to reset.
     try:
         return enable(reset_caches=False, **arguments)
@@ -192,8 +157,6 @@ def _log_path(environ: Mapping[str, str]) -> str | None:
 
 
 def _stay_off(variable: str, message: str, log: str | None) -> None:
-    from . import reportlog
-
     print(
         f"ws_solver: {message}; ws_solver is off in this process (pid {os.getpid()})",
         file=sys.stderr,
@@ -204,8 +167,6 @@ def _stay_off(variable: str, message: str, log: str | None) -> None:
 
 
 def _append(log: str, record: dict) -> None:
-    from . import reportlog
-
     try:
         reportlog.append(log, record)
     except OSError as e:
