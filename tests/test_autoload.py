@@ -102,6 +102,21 @@ def test_set_variable_loads_only_the_watcher_until_triton(site: Path, tmp_path: 
     assert finders[0] == "TritonWatcher"
 
 
+@pytest.mark.triton
+def test_a_look_up_of_triton_does_not_use_up_the_switch(site: Path, tmp_path: Path) -> None:
+    """torch asks ``importlib.util.find_spec("triton")`` before importing it: the watcher
+    stays for the import itself, and switches ws_solver on once."""
+    log = tmp_path / "ws.jsonl"
+    env = child_env(site, tmp_path, WS_SOLVER="optimal", WS_SOLVER_REPORT=str(log))
+    code = (
+        "import importlib.util, json, sys; importlib.util.find_spec('triton'); import triton; "
+        "importlib.util.find_spec('triton'); import triton.language; "
+        "print(json.dumps('ws_solver.triton.dropin' in sys.modules))"
+    )
+    assert output(run_child(env, "", code)) is True
+    assert [r["event"] for r in reportlog.read(log)] == ["enabled"]
+
+
 # -- on when set ------------------------------------------------------------------------------
 @pytest.mark.triton
 def test_a_compile_in_the_program_is_planned_and_logged(site: Path, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ PTH_NAME = "ws_solver_autoload.pth"
 TRITON = "triton"
 
 _installed = False
+_activated = False
 
 
 def install() -> None:
@@ -105,8 +106,12 @@ class _ActivatingLoader:
 
 
 def _activate() -> None:
-    """``ws_solver.triton.environ.activate()``, which reports its own failures as one line;
-    anything that escapes it still must not break ``import triton``."""
+    """``ws_solver.triton.environ.activate()`` once per process; it reports its own failures
+    as one line, and anything that escapes it still must not break ``import triton``."""
+    global _activated
+    if _activated:
+        return
+    _activated = True
     try:
         from .triton.environ import activate
 
