@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 VENV39 := .venv-triton3.9
-# Touched after a successful install; reinstall only when pyproject.toml changes.
+# Touched after a successful install; reinstall only when pyproject.toml or setup.py changes.
 STAMP := $(VENV)/.installed
 STAMP39 := $(VENV39)/.installed
 
@@ -13,13 +13,13 @@ STAMP39 := $(VENV39)/.installed
 venv: $(STAMP)
 venv39: $(STAMP39)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install -e '.[triton,test,ray]' 'triton==3.6.0'
 	touch $(STAMP)
 
-$(STAMP39): pyproject.toml
+$(STAMP39): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV39)
 	$(VENV39)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV39)/bin/python -m pip install -e '.[triton,test,ray]' 'triton==3.9.0'

@@ -17,6 +17,11 @@ from ws_solver.cli.compare import compare_on
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The tests switch ws_solver on themselves: a $WS_SOLVER of the shell (docs/torch-compile.md)
+# must not switch it on for the test processes and the ones they start. Dropped before any test
+# module imports Triton, where ws_solver_autoload.pth would read it.
+os.environ.pop("WS_SOLVER", None)
+
 
 def run_ws_solver(
     *args: str | Path,

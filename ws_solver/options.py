@@ -94,3 +94,26 @@ def _integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise ValueError(f"not an integer: {text!r}") from None
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def parse_flag(text: str) -> bool:
+    """A switch written as text (an environment variable): 1/true/yes/on or 0/false/no/off."""
+    word = text.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError(f"not a switch: {text!r}; write 1 or 0 (true/false, yes/no, on/off)")
+
+
+def parse_optional_seconds(text: str, name: str) -> float | None:
+    """Seconds that may be off: 0 turns it off (None), else as ``parse_time_limit``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+    return check_optional_seconds(value, name)

@@ -12,11 +12,12 @@ import os
 import sys
 
 from .. import __version__
+from ..envvars import VARIABLE
 from ..triton.versions import UnsupportedTritonVersion
-from . import compare, demo, explain, explore, graph, partition, tune
+from . import compare, demo, explain, explore, graph, partition, reports, tune
 from .common import PROG, CliError, report, resource_failure
 
-COMMANDS = [graph, partition, compare, explore, explain, demo, tune]
+COMMANDS = [graph, partition, compare, explore, explain, demo, tune, reports]
 
 DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
 
@@ -34,7 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `ws-solver` with `argv` (default: the process arguments); returns the exit status."""
+    """Run `ws-solver` with `argv` (default: the process arguments); returns the exit status.
+    The commands choose their strategies themselves: $WS_SOLVER (docs/torch-compile.md) is
+    dropped before Triton is imported, for this process and the ones it starts."""
+    os.environ.pop(VARIABLE, None)
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..options import DEFAULT_WORKERS, check_flag
 from ..pipeline import SolveOptions
 from ..strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
 from . import guard as lguard
-from . import versions
+from . import reportlog, versions
 from .kernel_compile import make_hook
 from .session import NOTHING, CompileReport, Session, Settings, lock
 
@@ -49,6 +49,8 @@ def enable(
     partition_timeout: float | None = None,
     reset_caches: bool = True,
     check_decision: bool = True,
+    skip: str | Sequence[str] = (),
+    report_file: str | os.PathLike | None = None,
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -75,6 +77,10 @@ def enable(
     ptxas in the guard's child, names stock's decision in the report, keeps stock's decision
     on a target never measured unless there is evidence, and keeps the decision that spills
     less when ptxas spills the chosen kernel.
+    ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
+    their compiles run Triton's own stages and are reported as ``"stock"`` with the pattern.
+    ``report_file``: a file every compile report is appended to, as a JSON line
+    (``ws_solver.triton.reportlog``; ``ws-solver reports FILE`` reads it back).
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
     that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
     Every option is checked here, before anything changes: a bad value raises ``ValueError``
@@ -90,7 +96,8 @@ def enable(
         raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
     check_flag(reset_caches, "reset_caches")
     solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
-    cache_base = _cache_base(cache_dir)
+    cache_base = check_cache_dir(cache_dir)
+    log = reportlog.check_path(report_file, "report_file")
     settings = Settings(
         strategy,
         solve,
@@ -101,15 +108,16 @@ def enable(
         take_turns=take_turns,
         partition_timeout=partition_timeout,
         check_decision=check_decision,
+        skip=skip,
     )
     with lock:
         if _session is not None:
             _uninstall(reset_caches)
-        _install(settings, cache_base, None, reset_caches)
+        _install(settings, cache_base, None, reset_caches, log)
     return settings
 
 
-def _cache_base(cache_dir: Any) -> str | None:
+def check_cache_dir(cache_dir: Any) -> str | None:
     """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
     this process can write, or make in the nearest folder that exists; else TypeError or
     ValueError naming it. Nothing is made here."""
@@ -159,7 +167,7 @@ def partitioner(strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any) -> I
             if _session is not None:
                 _uninstall(reset)
             if outer is not None:
-                _install(outer.settings, outer.cache_base, outer.reports, reset)
+                _install(outer.settings, outer.cache_base, outer.reports, reset, outer.report_file)
 
 
 def is_enabled() -> bool:
@@ -189,7 +197,13 @@ def last_compile_report() -> CompileReport | None:
     return reports[-1] if reports else None
 
 
-def _install(settings: Settings, cache_base: str | None, reports=None, reset: bool = True) -> None:
+def _install(
+    settings: Settings,
+    cache_base: str | None,
+    reports=None,
+    reset: bool = True,
+    report_file: str | None = None,
+) -> None:
     global _session
     from triton import knobs
 
@@ -205,6 +219,7 @@ def _install(settings: Settings, cache_base: str | None, reports=None, reset: bo
         prev_knob=prev_knob,
         prev_env=prev_env,
         reports=reports if reports is not None else [],
+        report_file=report_file,
     )
     knobs.cache.dir = where
     knobs.runtime.add_stages_inspection_hook = make_hook(session)

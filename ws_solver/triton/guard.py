@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..envvars import without_activation
 from ..processes import python_command
 from .guard_server import IDLE_S, Reader, hang_reason, send, send_bytes
 
@@ -264,6 +265,7 @@ class _ServerHandle:
             stderr=log,
             start_new_session=True,  # its children die with it (killpg) and not with ^C
             close_fds=True,
+            env=without_activation(),  # it builds what it is asked, never through the drop-in
         )
         handle = _ServerHandle(proc, log)
         # Not "" (this process's working directory, where `python -c` or a REPL puts it).

@@ -94,6 +94,8 @@ class KernelCompile:
         self.release_ring_depth: int | None = None  # set when a specialized module lowered
         self.ttir: str | None = None  # the kernel's TTIR, for stock Triton's build
         self.built: dict[str, lguard.Verdict] = {}  # the decision check's builds, by text
+        self.triton_hash: str | None = None  # Triton's cache key of this compile
+        self.logged = False  # the report is in the compile log (session.report_file)
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -101,8 +103,14 @@ class KernelCompile:
         self.ttir = ttir
         if not _WS_LOOP.search(ttir):
             return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
+        self.triton_hash = metadata.get("hash")
+        kernel = _kernel_name(ttir)
+        pattern = self.settings.skipped_by(kernel)
+        if pattern is not None:
+            self._skipped(kernel, pattern, metadata)
+            return self.stock_ttgir(mod, metadata)
         start = time.perf_counter()
-        report = CompileReport(_kernel_name(ttir), self.capability, self.settings.strategy)
+        report = CompileReport(kernel, self.capability, self.settings.strategy)
         self.report = report
         context = mod.context
         if self.settings.lowering_timeout and self.settings.strategy != Strategy.NONE:
@@ -126,8 +134,11 @@ class KernelCompile:
             report.strategy_used = STOCK
             try:
                 result = self.stock_ttgir(tpipe.parse_module_text(ttir, context), metadata)
-            finally:
+            except BaseException:
                 self._finish(start, metadata)
+                self._log()
+                raise
+            self._finish(start, metadata)
             return result
         self._finish(start, metadata)
         return result
@@ -348,6 +359,22 @@ class KernelCompile:
             stacklevel=2,
         )
 
+    def _skipped(self, kernel: str, pattern: str, metadata: dict) -> None:
+        """A kernel ``skip`` names: reported as stock Triton's, left alone after that."""
+        report = CompileReport(kernel, self.capability, self.settings.strategy, STOCK)
+        report.notes.append(f"skipped: the kernel matches skip pattern {pattern!r}")
+        with lock:
+            self.session.reports.append(report)
+        metadata["ws_solver"] = report.to_dict()
+        self._log(report)
+
+    def _log(self, report: CompileReport | None = None) -> None:
+        """Append the report to the compile log, once."""
+        report = report or self.report
+        if not self.logged and report is not None:
+            self.logged = True
+            self.session.log(report, self.triton_hash)
+
     def _finish(self, start: float, metadata: dict) -> None:
         report = self.report
         assert report is not None
@@ -369,6 +396,13 @@ class KernelCompile:
         )
 
     def ptx(self, src: Any, metadata: dict) -> Any:
+        try:
+            return self._ptx(src, metadata)
+        except BaseException:
+            self._log()
+            raise
+
+    def _ptx(self, src: Any, metadata: dict) -> Any:
         assert self.stock_ptx is not None
         out = self.stock_ptx(src, metadata)
         if self.report is not None:
@@ -404,6 +438,12 @@ class KernelCompile:
     def cubin(self, src: Any, metadata: dict) -> Any:
         """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
         (a compile never breaks on the rewrite)."""
+        try:
+            return self._cubin(src, metadata)
+        finally:
+            self._log()
+
+    def _cubin(self, src: Any, metadata: dict) -> Any:
         assert self.stock_cubin is not None
         if self.unreleased_ptx is None:
             return self.stock_cubin(src, metadata)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import threading
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -12,7 +14,7 @@ from ..options import check_flag, check_optional_seconds
 from ..pipeline import SolveOptions
 from ..strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
 from . import guard as lguard
-from . import rewrites
+from . import reportlog, rewrites
 
 STRATEGIES = DROPIN_STRATEGIES
 # What to try, in order, for each strategy asked for: it, then the ones after it in
@@ -74,6 +76,9 @@ class Settings:
     # Optimal and heuristic: build stock Triton's kernel and ours to ptxas in the guard's
     # child, and keep the decision the compiler supports (decision_check.py).
     check_decision: bool = True
+    # Kernels left to stock Triton (fnmatch patterns of kernel names): compiled by Triton's
+    # own stage, reported as "stock" (skipped).
+    skip: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
@@ -85,6 +90,11 @@ class Settings:
             check_flag(getattr(self, name), name)
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
+        object.__setattr__(self, "skip", check_patterns(self.skip, "skip"))
+
+    def skipped_by(self, kernel: str) -> str | None:
+        """The first ``skip`` pattern that names ``kernel``, else None."""
+        return next((p for p in self.skip if fnmatch.fnmatchcase(kernel, p)), None)
 
     def partition_limit(self, loops: int, strategy: Strategy | Explore = Strategy.OPTIMAL) -> float:
         """Wall seconds an attempt of ``strategy`` on a kernel with ``loops`` WS loops may
@@ -109,6 +119,8 @@ class Settings:
                 "check_decision": self.check_decision,
                 "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
                 "hopper_fix": rewrites.hopper_fix() is not None,
+                # Only when set: the folders of settings without it keep their names.
+                **({"skip": list(self.skip)} if self.skip else {}),
             }
         )
 
@@ -151,3 +163,36 @@ class Session:
     active: bool = True
     hopper_warned: bool = False
     guard_warned: bool = False
+    report_file: str | None = None  # the compile log (reportlog.py) every report goes to
+    log_warned: bool = False
+
+    def log(self, report: CompileReport, triton_hash: str | None) -> None:
+        """Append ``report`` to the compile log, if there is one; a failure warns once per
+        session and never breaks the compile."""
+        if self.report_file is None:
+            return
+        try:
+            reportlog.append(self.report_file, reportlog.compile_record(report, triton_hash))
+        except OSError as e:
+            with lock:
+                warned, self.log_warned = self.log_warned, True
+            if not warned:
+                warnings.warn(
+                    f"ws_solver: cannot append to the compile log {self.report_file!r} ({e}); "
+                    "reports go only to compile_reports()",
+                    WSFallbackWarning,
+                    stacklevel=3,
+                )
+
+
+def check_patterns(value: object, name: str) -> tuple[str, ...]:
+    """Kernel-name patterns: a string or a sequence of non-empty strings (ValueError)."""
+    items = (value,) if isinstance(value, str) else value
+    try:
+        patterns = tuple(items)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{name} must be kernel-name patterns, got {value!r}") from None
+    for p in patterns:
+        if not isinstance(p, str) or not p.strip():
+            raise ValueError(f"{name} must be non-empty kernel-name patterns, got {p!r}")
+    return tuple(p.strip() for p in patterns)
