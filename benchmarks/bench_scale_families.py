@@ -283,9 +283,12 @@ def compare(runs: dict[str, list[dict]]) -> str:
 
 
 def _run_cell(r: dict) -> str:
-    """One run: its II ("u": unspecialized), status and first plan's deterministic time."""
+    """One run: its II ("u": unspecialized), status ("*": cut by the wall clock, so it
+    need not repeat) and first plan's deterministic time."""
     unspec = "" if r["specialized"] else "u"
-    return f"{r['ii']}{unspec} ({r['status'][:4]}, {_s(r['first_solution_deterministic'])})"
+    cut = "*" if r.get("stopped_by") == "wall clock" else ""
+    first = _s(r["first_solution_deterministic"])
+    return f"{r['ii']}{unspec} ({r['status'][:4]}{cut}, {first})"
 
 
 def _s(x: float | None) -> str:
