@@ -4,6 +4,7 @@
     python -m benchmarks.bench_scale_families run DIR OUT.jsonl [--seeds 3] [--limit 10]
         [--reference 60] [--only SUBSTRING]
     python -m benchmarks.bench_scale_families report OUT.jsonl > results.md
+    python -m benchmarks.bench_scale_families compare before=A.jsonl after=B.jsonl
 
 `dump` compiles the families of `benchmarks/scale_kernels.py` (and two loops of
 `bench_scale`'s own family) to TTGIR for the sizes in LOOPS. `run` measures each loop in a
@@ -241,10 +242,53 @@ def report(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def compare(runs: dict[str, list[dict]]) -> str:
+    """Several measurements of the same loops (label -> rows, e.g. before and after a solver
+    change): per loop, each label's default-limit runs against the best known II over all
+    of them; then, per label, the runs within 5% of it, proven, and unspecialized where a
+    specialized plan is known >= 10% better."""
+    rows = [(label, r) for label, rs in runs.items() for r in rs if r["run"] != "heuristic"]
+    loops = sorted({r["loop"]: r["ops"] for _, r in rows}.items(), key=lambda kv: (kv[1], kv[0]))
+    labels = list(runs)
+    lines = [
+        f"| loop | ops | best known II | {' | '.join(labels)} |",
+        f"|---|--:|--:|{'---|' * len(labels)}",
+    ]
+    tally = {label: [0, 0, 0, 0] for label in labels}  # within 5%, proven, unspec. miss, n
+    for loop, ops in loops:
+        solved = [r for _, r in rows if r["loop"] == loop and r["ii"] is not None]
+        best = min(r["ii"] for r in solved)
+        spec = min((r["ii"] for r in solved if r["specialized"]), default=None)
+        cells = []
+        for label in labels:
+            mine = [
+                r for lb, r in rows if lb == label and r["loop"] == loop and r["run"] == "default"
+            ]
+            t = tally[label]
+            t[0] += sum(r["ii"] is not None and r["ii"] <= 1.05 * best for r in mine)
+            t[1] += sum(r["status"] == "OPTIMAL" for r in mine)
+            single = mine[0]["single_ii"] if mine else None
+            if spec is not None and single is not None and spec <= single / 1.1:
+                t[2] += sum(not r["specialized"] for r in mine)
+            t[3] += len(mine)
+            cells.append("; ".join(_run_cell(r) for r in mine) or "–")
+        lines.append(f"| {loop} | {ops} | {best} | {' | '.join(cells)} |")
+    lines.append("")
+    for label, (near, proven, miss, n) in tally.items():
+        lines.append(
+            f"- {label}: within 5% of the best known {_frac(near, n)}, proven {_frac(proven, n)}, "
+            f"unspecialized where a specialized plan is >= 10% better {miss}"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _run_cell(r: dict) -> str:
-    """One run: its II ("u": unspecialized), status and first plan's deterministic time."""
+    """One run: its II ("u": unspecialized), status ("*": cut by the wall clock, so it
+    need not repeat) and first plan's deterministic time."""
     unspec = "" if r["specialized"] else "u"
-    return f"{r['ii']}{unspec} ({r['status'][:4]}, {_s(r['first_solution_deterministic'])})"
+    cut = "*" if r.get("stopped_by") == "wall clock" else ""
+    first = _s(r["first_solution_deterministic"])
+    return f"{r['ii']}{unspec} ({r['status'][:4]}{cut}, {first})"
 
 
 def _s(x: float | None) -> str:
@@ -273,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         m.add_argument(name, type=kind)
     p = sub.add_parser("report")
     p.add_argument("out", type=Path)
+    c = sub.add_parser("compare")
+    c.add_argument("runs", nargs="+", help="LABEL=OUT.jsonl")
     args = parser.parse_args(argv)
     if args.cmd == "dump":
         dump(args.folder, args.only)
@@ -281,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "measure":
         for row in measure(args.path, args.seeds, args.limit, args.reference):
             print(json.dumps(row))
+    elif args.cmd == "compare":
+        runs = {}
+        for spec in args.runs:
+            label, _, path = spec.partition("=")
+            runs[label] = [json.loads(x) for x in Path(path).read_text().splitlines() if x]
+        print(compare(runs), end="")
     else:
         rows = [json.loads(x) for x in args.out.read_text().splitlines() if x]
         print(report(rows), end="")
