@@ -307,6 +307,8 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
         moved = node.out_bytes if name == TMEM_LOAD else _operand_bytes(graph, node_id)
         if name in (TMEM_LOAD, TMEM_STORE):
             busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
+            if name == TMEM_LOAD:
+                transient = tmem_load_held_bytes(target, graph.num_warps, transient)
             # A warp reaches only its own 32 TMEM lanes: both directions need a warp group.
             min_warps = max(target.tmem_reader_warps, 1)
         else:
@@ -358,6 +360,31 @@ def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
             break
         warps = half
     return warps
+
+
+# Registers a thread receives per `tcgen05.ld` message of a tmem_load that needs more than one:
+# Triton's TensorMemoryToLLVM (`getVec`) uses at most half of maxnreg per message, and a
+# quarter when maxnreg is 256 (the default, and the module's under warp specialization) and
+# the tile needs more than half: 64. A tile of at most 128 registers a thread is one message.
+TMEM_MESSAGE_REGISTERS = 64
+TMEM_ONE_MESSAGE_REGISTERS = 128
+
+
+def tmem_load_held_bytes(target: Target, num_warps: int, tile_bytes: int) -> int:
+    """Register bytes a tmem_load holds at once (its transient), for a tile of `tile_bytes`
+    over the kernel's `num_warps` (the warps Triton keeps for a region holding the tile,
+    `kept_warps`; fewer only raise the per-thread count): the whole tile when it is one
+    message, else one message. ptxas retires the messages one at a time into the tile's
+    consumers: compiled for sm_100 on the CPU, the unspecialized persistent 4-warp
+    128x256x64 GEMM whose 128x256 fp32 tile (256 registers a thread, one
+    `tcgen05.wait::ld` after four x64 messages) is only truncated and stored takes 214
+    (Triton 3.6) / 217 (3.9) registers without a spill, and stock 3.9's specialized kernel
+    255 without a spill (docs/blackwell-evidence.md). The consumers still count at their own
+    size (an f32 `addf` on the tile: the whole tile)."""
+    threads = target.threads_per_warp * num_warps
+    if not threads or tile_bytes <= 4 * threads * TMEM_ONE_MESSAGE_REGISTERS:
+        return tile_bytes
+    return 4 * threads * TMEM_MESSAGE_REGISTERS
 
 
 def _mma_key(operand_type: str) -> str:
