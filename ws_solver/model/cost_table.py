@@ -329,6 +329,9 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     else:  # NONE: elementwise tensor arithmetic, one instruction per element
         units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
         busy = per_element(node.elements)
+    if name in REGISTER_VIEWS and _tmem_tile_source(graph, node_id) is not None:
+        # The same registers as the tile it views: what the tmem_load holds, no more.
+        transient = tmem_load_held_bytes(target, graph.num_warps, transient)
     units = {k: v for k, v in units.items() if v}
     if latency is None:
         latency = busy.get(4, max(busy.values()))
@@ -368,6 +371,23 @@ def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
 # the tile needs more than half: 64. A tile of at most 128 registers a thread is one message.
 TMEM_MESSAGE_REGISTERS = 64
 TMEM_ONE_MESSAGE_REGISTERS = 128
+
+
+# Views Triton lowers to the operand's own register values, re-indexed (its ViewOpToLLVM:
+# tt.trans keeps the source encoding's registers; a tt.reshape that needs data movement gets a
+# convert_layout of its own), so they add no registers beyond the tensor they view.
+REGISTER_VIEWS = frozenset({"tt.reshape", "tt.trans"})
+
+
+def _tmem_tile_source(graph: LoopGraph, node_id: int) -> int | None:
+    """The tmem_load whose tile the node is, seen through register views; None if none."""
+    node = graph.nodes[node_id]
+    while node.op_name in REGISTER_VIEWS:
+        sources = [e.src for e in graph.in_edges(node.id) if e.value_kind == "tensor"]
+        if len(sources) != 1:
+            return None
+        node = graph.nodes[sources[0]]
+    return node.id if node.op_name == TMEM_LOAD else None
 
 
 def tmem_load_held_bytes(target: Target, num_warps: int, tile_bytes: int) -> int:
