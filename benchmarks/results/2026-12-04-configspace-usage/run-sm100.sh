@@ -6,13 +6,15 @@
 # `corpus.configspace.sample_order` (a fixed hash order), CHUNK at a time per family and
 # version in rotation, so a run stopped early holds the first n of each family's order.
 # gemm_tma (38) is already covered under both versions (sm100-decisions-gemm_tma-*.jsonl).
-# Whole space on a 16-core machine: JOBS=16 CHUNK=0 ROUNDS=1 SRC=... run-sm100.sh
+# Whole space on a 16-core machine (316 configs x 2 versions; gemm_tma is done):
+#   git archive REV | tar -x -C SRC && SRC=SRC TAG=REV VENV_ROOT=/work/main JOBS=16 CHUNK=0 ROUNDS=1 run-sm100.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 SRC=${SRC:-$REPO}
 JOBS=${JOBS:-1}
 CHUNK=${CHUNK:-4}      # configurations per family and version per round (0: all)
 ROUNDS=${ROUNDS:-40}
+TAG=${TAG:-b06e183}  # the commit SRC was exported from (file names)
 FAMILIES=${FAMILIES:-"gemm_fp8 gemm_persistent attention_fwd"}
 VENV_ROOT=${VENV_ROOT:-$REPO}  # where .venv (Triton 3.6) and .venv-triton3.9 are
 cd "$SRC" || exit 1
@@ -21,7 +23,7 @@ run() {  # venv, version tag, family
   local limit=()
   [ "$CHUNK" != 0 ] && limit=(--limit "$CHUNK")
   nice -n 10 "$VENV_ROOT/$venv/bin/python" -m benchmarks.configspace_usage \
-    --out "$HERE/sm100-decisions-$family-b06e183-triton$tag.jsonl" --jobs "$JOBS" \
+    --out "$HERE/sm100-decisions-$family-$TAG-triton$tag.jsonl" --jobs "$JOBS" \
     --family "$family" --target sm100 --strategies builtin,optimal "${limit[@]}"
 }
 for _ in $(seq 1 "$ROUNDS"); do
