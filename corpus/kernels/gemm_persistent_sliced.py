@@ -89,9 +89,7 @@ def _config(slices: int, stages: int) -> dict:
 
 # Gluon 07/08's configuration: 128x256x64, 4 operand buffers, 4 warps; the store slice width
 # (c_desc's block) is BLOCK_N // SLICES.
-CONFIGS: dict[str, dict] = {
-    f"t128x256x64_x{s}_w4_s4": _config(s, 4) for s in (1, 2, 4)
-}
+CONFIGS: dict[str, dict] = {f"t128x256x64_x{s}_w4_s4": _config(s, 4) for s in (1, 2, 4)}
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
