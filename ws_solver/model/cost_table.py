@@ -329,6 +329,8 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
         moved = node.out_bytes if name == TMEM_LOAD else _operand_bytes(graph, node_id)
         if name in (TMEM_LOAD, TMEM_STORE):
             busy = {w: ceil(moved / (4 * lanes(target, w))) for w in warp_options}
+            if name == TMEM_LOAD:
+                transient = tmem_load_held_bytes(target, graph.num_warps, transient)
             # A warp reaches only its own 32 TMEM lanes: both directions need a warp group.
             min_warps = max(target.tmem_reader_warps, 1)
         else:
@@ -349,6 +351,9 @@ def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     else:  # NONE: elementwise tensor arithmetic, one instruction per element
         units["alu"] = ceil(node.elements / rates.alu_ops_per_cycle)
         busy = per_element(node.elements)
+    if name in REGISTER_VIEWS and _tmem_tile_source(graph, node_id) is not None:
+        # The same registers as the tile it views: what the tmem_load holds, no more.
+        transient = tmem_load_held_bytes(target, graph.num_warps, transient)
     units = {k: v for k, v in units.items() if v}
     if latency is None:
         latency = busy.get(4, max(busy.values()))
@@ -380,6 +385,48 @@ def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
             break
         warps = half
     return warps
+
+
+# Registers a thread receives per `tcgen05.ld` message of a tmem_load that needs more than one:
+# Triton's TensorMemoryToLLVM (`getVec`) uses at most half of maxnreg per message, and a
+# quarter when maxnreg is 256 (the default, and the module's under warp specialization) and
+# the tile needs more than half: 64. A tile of at most 128 registers a thread is one message.
+TMEM_MESSAGE_REGISTERS = 64
+TMEM_ONE_MESSAGE_REGISTERS = 128
+
+
+# Views Triton lowers to the operand's own register values, re-indexed (its ViewOpToLLVM:
+# tt.trans keeps the source encoding's registers; a tt.reshape that needs data movement gets a
+# convert_layout of its own), so they add no registers beyond the tensor they view.
+REGISTER_VIEWS = frozenset({"tt.reshape", "tt.trans"})
+
+
+def _tmem_tile_source(graph: LoopGraph, node_id: int) -> int | None:
+    """The tmem_load whose tile the node is, seen through register views; None if none."""
+    node = graph.nodes[node_id]
+    while node.op_name in REGISTER_VIEWS:
+        sources = [e.src for e in graph.in_edges(node.id) if e.value_kind == "tensor"]
+        if len(sources) != 1:
+            return None
+        node = graph.nodes[sources[0]]
+    return node.id if node.op_name == TMEM_LOAD else None
+
+
+def tmem_load_held_bytes(target: Target, num_warps: int, tile_bytes: int) -> int:
+    """Register bytes a tmem_load holds at once (its transient), for a tile of `tile_bytes`
+    over the kernel's `num_warps` (the warps Triton keeps for a region holding the tile,
+    `kept_warps`; fewer only raise the per-thread count): the whole tile when it is one
+    message, else one message. ptxas retires the messages one at a time into the tile's
+    consumers: compiled for sm_100 on the CPU, the unspecialized persistent 4-warp
+    128x256x64 GEMM whose 128x256 fp32 tile (256 registers a thread, one
+    `tcgen05.wait::ld` after four x64 messages) is only truncated and stored takes 214
+    (Triton 3.6) / 217 (3.9) registers without a spill, and stock 3.9's specialized kernel
+    255 without a spill (docs/blackwell-evidence.md). The consumers still count at their own
+    size (an f32 `addf` on the tile: the whole tile)."""
+    threads = target.threads_per_warp * num_warps
+    if not threads or tile_bytes <= 4 * threads * TMEM_ONE_MESSAGE_REGISTERS:
+        return tile_bytes
+    return 4 * threads * TMEM_MESSAGE_REGISTERS
 
 
 def _mma_key(operand_type: str) -> str:
