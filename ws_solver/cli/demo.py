@@ -47,7 +47,7 @@ data; --corpus to use another folder) and write a report folder OUT (default: {D
                   heuristic vs optimal II per loop and of solve times, a table per loop,
                   and which heuristic decisions the optimum overrode
   report.md       the same as Markdown (the plots are the PNGs beside it)
-  compare.json    the comparison data (schema in the README, "compare --json")
+  compare.json    the comparison data (schema: docs/json-schemas.md)
   ii.png, solve_time.png
 
 With the defaults ({DEFAULT_TIME_LIMIT:g} deterministic seconds per loop, one process per
