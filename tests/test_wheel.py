@@ -94,9 +94,11 @@ def test_the_installed_demo_runs_on_the_bundled_corpus(venv: Path, tmp_path: Pat
     print(f"installed demo: {time.perf_counter() - start:.1f} s")
     assert f"report folder: {out.resolve()}" in stdout.splitlines()
     document = json.loads((out / "compare.json").read_text())
-    files = {Path(loop["file"]).name for loop in document["loops"]}
+    files = {Path(loop["file"]) for loop in document["loops"]}
     bundled = {p.name for p in (REPO / "corpus").glob("ttgir*/*.ttgir")}
-    assert files and files <= bundled and document["summary"]["failed"] == 0
+    assert files and {f.name for f in files} <= bundled and document["summary"]["failed"] == 0
+    packaged = venv.parent.parent.resolve()  # read from the wheel's copy, not the checkout's
+    assert all(f.is_relative_to(packaged) and "data/corpus" in f.as_posix() for f in files)
     # Stock's decisions come from the index.json shipped beside the dumps.
     assert all("triton" in loop["stock"] for loop in document["loops"])
     assert (out / "report.html").stat().st_size > 0
