@@ -1,4 +1,5 @@
-"""`ws-solver tune` without a GPU (a one-line error), and its report from a tuning report."""
+"""`ws-solver tune` without a GPU or out of a checkout (one-line errors), and its report from
+a tuning report."""
 
 from __future__ import annotations
 
@@ -25,6 +26,28 @@ def test_without_a_gpu_tune_fails_with_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("ws-solver: tune needs a CUDA GPU: ")
+    assert proc.stderr.count("\n") == 1 and not proc.stdout
+    assert not (tmp_path / "t").exists()
+
+
+def test_without_a_checkout_tune_fails_with_one_line(tmp_path: Path) -> None:
+    """Out of the checkout (as an installed package runs) the corpus kernels are not
+    importable: one line that says where to run it, exit 2, nothing written. The package
+    is this checkout's, seen through a folder that holds it alone."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "ws_solver").symlink_to(REPO / "ws_solver")
+    env = dict(os.environ, PYTHONPATH=str(site), CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ws_solver", "tune", "--out", str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ws-solver: tune needs a checkout of the repository (")
+    assert proc.stderr.rstrip().endswith("run `python -m ws_solver tune` from its root")
     assert proc.stderr.count("\n") == 1 and not proc.stdout
     assert not (tmp_path / "t").exists()
 

@@ -1,8 +1,12 @@
 """ws_solver: a warp-specialization partitioner for Triton GPU IR (TTGIR) loops.
 
-`ws_solver.ir` reads TTGIR; `ws_solver.model` turns each loop marked `tt.warp_specialize`
-into a data-flow graph and knows the hardware targets; the `ws-solver` command
-(`ws_solver.cli`) shows those graphs.
+Layers, bottom to top: `ir` (TTGIR text and `Module`, printed back byte for byte), `model`
+(each loop marked `tt.warp_specialize` as a data-flow graph; targets, plans, the cost model),
+`heuristic` and `encode` (the incremental-merge heuristic and the CP-SAT model), the
+modules at this level (strategies, options, clocks; `pipeline`, `comparison`,
+`exploration`, the plan cache), `backends`, `report`, `triton` (the drop-in:
+`ws_solver.triton.enable()`) and `cli` (the `ws-solver` command). `ws_solver.explore(...)`
+lists a loop's best plans. The repository's docs/architecture.md names every module.
 """
 
 __version__ = "0.1.0"

@@ -4,8 +4,8 @@ per-loop records, the failures, the summary and the timing into one comparison d
 A comparison document has a deterministic part (settings, per-loop records, failures,
 summary: the same for the same inputs and settings, whatever the number of jobs or the
 machine's speed) and a `timing` part (wall times, jobs, plan-cache hits). The JSON structure
-is a stable interface, documented in the README ("`compare --json`"); bump `SCHEMA_VERSION`
-when it changes incompatibly. `report/compare.py` renders it.
+is a stable interface, documented in docs/json-schemas.md ("`compare --json`"); bump
+`SCHEMA_VERSION` when it changes incompatibly. `report/compare.py` renders it.
 """
 
 from __future__ import annotations

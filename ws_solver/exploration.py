@@ -227,7 +227,7 @@ def annotate_rank(module: ir.Module, loops: list[LoopPlans], rank: int) -> list[
 
 
 def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -> dict:
-    """The JSON report of `ws-solver explore` (README: "explore --json")."""
+    """The JSON report of `ws-solver explore` (docs/json-schemas.md, "explore --json")."""
     target = loops[0].target if loops else ""
     return {
         "schema": SCHEMA,

@@ -19,6 +19,11 @@ from .common import PROG, CliError, report, resource_failure
 
 COMMANDS = [graph, partition, compare, explore, explain, demo, tune, reports]
 
+# In the repository (an installed package does not hold docs/).
+EPILOG = """\
+`ws-solver COMMAND --help` for each command's options and exit statuses. In the repository:
+docs/cli.md (the command reference), docs/json-schemas.md (the JSON the commands write)."""
+
 DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
 
 
@@ -26,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Warp-specialization partitioner for Triton GPU IR (TTGIR) loops.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -68,7 +68,7 @@ in local processes or as Ray tasks (--backend; each solve uses --workers CP-SAT 
 the results are the same for any --jobs and either backend, since the time limit is in
 deterministic seconds and the seed is fixed; only the "timing" section of the JSON differs.
 A file or loop that fails is reported and the others still run; no output file is written
-before the end. The JSON schema is in the README ("compare --json")."""
+before the end. The JSON schema is in docs/json-schemas.md ("compare --json")."""
 
 EPILOG = f"""\
 examples:

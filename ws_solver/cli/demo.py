@@ -7,6 +7,7 @@ import argparse
 import os
 import shutil
 import tempfile
+from importlib import resources
 from pathlib import Path
 
 from ..model.lowering_facts import DEFAULT_TRITON
@@ -38,15 +39,15 @@ DEFAULT_JOBS = max(1, min(8, os.cpu_count() or 1))
 FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
 
 DESCRIPTION = f"""\
-Run `ws-solver compare` over the bundled corpus (corpus/ttgir next to the package, or
-corpus/ttgir-3.9 when planning for Triton 3.9.0; --corpus to use another folder) and write a
-report folder OUT (default: {DEFAULT_OUT}):
+Run `ws-solver compare` over the bundled corpus (the repository's corpus/ttgir, or
+corpus/ttgir-3.9 when planning for Triton 3.9.0, which an installed wheel holds as package
+data; --corpus to use another folder) and write a report folder OUT (default: {DEFAULT_OUT}):
 
   report.html     self-contained report: summary, II-reduction distribution, plots of
                   heuristic vs optimal II per loop and of solve times, a table per loop,
                   and which heuristic decisions the optimum overrode
   report.md       the same as Markdown (the plots are the PNGs beside it)
-  compare.json    the comparison data (schema in the README, "compare --json")
+  compare.json    the comparison data (schema: docs/json-schemas.md)
   ii.png, solve_time.png
 
 With the defaults ({DEFAULT_TIME_LIMIT:g} deterministic seconds per loop, one process per
@@ -94,17 +95,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def bundled_corpus(triton: str = DEFAULT_TRITON) -> Path:
     """The corpus dumped by Triton `triton` (corpus/ttgir for 3.6.0, corpus/ttgir-3.9 for
-    3.9.0) of the repository the package lives in (or of the current folder)."""
+    3.9.0): the copy an installed wheel holds (`packaged_corpus`), else the one of the
+    checkout the package lives in (an editable install), else the current folder's."""
     from ..triton.versions import lookup
 
     folder = lookup(triton).corpus_dir
-    package = Path(__file__).resolve().parent.parent
-    candidates = [package.parent / "corpus" / folder, Path.cwd() / "corpus" / folder]
+    checkout = Path(__file__).resolve().parents[2]
+    candidates = [packaged_corpus() / folder, checkout / "corpus" / folder]
+    candidates.append(Path.cwd() / "corpus" / folder)
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.glob("*.ttgir")):
             return candidate
     looked = ", ".join(str(c) for c in candidates)
     raise CliError(f"the bundled corpus is not there (looked in {looked}); pass --corpus PATH")
+
+
+def packaged_corpus() -> Path:
+    """Where a wheel holds the bundled corpus (setup.py copies corpus/ttgir*/ there); absent
+    in a checkout, whose one copy stays in corpus/."""
+    return Path(str(resources.files("ws_solver"))) / "data" / "corpus"
 
 
 def run(args: argparse.Namespace) -> int:

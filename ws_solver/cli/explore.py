@@ -46,7 +46,7 @@ and benchmarks/sweep_plans.py compiles, verifies and times every rank on a GPU, 
 the drop-in's other knobs (listed under "knobs" in the JSON).
 
 Output: one line per plan on stdout (rank, status, modeled II, partitions with warps and
-registers); --json writes the full report (schema in the README, "explore --json");
+registers); --json writes the full report (schema in docs/json-schemas.md);
 --out-dir writes IN's TTGIR annotated with rank K of every loop as STEM.explore-K.ttgir,
 for K = 0 .. N-1 (a loop with fewer plans keeps its rank 0)."""
 

@@ -24,7 +24,7 @@ Build the loop graph of every loop marked tt.warp_specialize in the given TTGIR 
 
 formats:
   text   per loop a header, then one line per node with its out-edges (default)
-  json   nodes and edges as data; the schema is in the README ("JSON schema")
+  json   nodes and edges as data; the schema is in docs/json-schemas.md
   dot    Graphviz: region ops are clusters, loop-carried edges dashed, colour = kind
   table  one row per loop: op, value-node and edge counts, counts per kind
 

@@ -48,9 +48,9 @@ strategies:
   none       do not specialize any loop
 
 One line per loop goes to stderr (unless --quiet): the decision, the modeled II and, for
-optimal, the solver status. --json writes the per-loop report; the schema is in the
-README ("partition --json"). Nothing is written unless every loop has a valid plan; files
-are written atomically (all or nothing)."""
+optimal, the solver status. --json writes the per-loop report; the schema is in
+docs/json-schemas.md ("partition --json"). Nothing is written unless every loop has a valid
+plan; files are written atomically (all or nothing)."""
 
 EPILOG = f"""\
 examples:

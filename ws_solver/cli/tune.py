@@ -52,7 +52,8 @@ Run ws_solver.triton.autotune over every corpus kernel x config on this GPU: per
 every candidate, check each against the unspecialized reference, time the ones that agree in
 interleaved do_bench rounds and keep the fastest (see docs/autotune.md). Then time every
 distinct candidate again, separately ("recheck"), to see how close the choice is to the
-fastest. Needs a CUDA GPU, torch and the repository's corpus/ (run it from a checkout).
+fastest. Needs a CUDA GPU, torch and a checkout of the repository (its corpus/kernels): run
+`python -m ws_solver tune` from the checkout's root.
 
 Before tuning, --jobs helper processes compile every candidate of every config in parallel
 into Triton's caches (--jobs 1: compile while tuning, cold); their wall time is reported as
@@ -62,7 +63,7 @@ Writes OUT/tune.md (tables) and OUT/tune.json (default OUT: {DEFAULT_OUT})."""
 
 EPILOG = f"""\
 examples:
-  ws-solver tune --out out/tune
+  python -m ws_solver tune --out out/tune
   python -m ws_solver tune --kernels gemm_tma,attention_fwd --rounds 5 \\
       --candidates none,heuristic,optimal,triton,explore:4,heuristic~s+1,heuristic~s-1
 
@@ -113,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
         candidates = expand(args.candidates)
     except ValueError as e:
         raise CliError(f"--candidates: {e}", EXIT_BAD_INPUT) from None
+    kernels = corpus_kernels()
     why = unavailable()
     if why is not None:
         raise CliError(f"tune needs a CUDA GPU: {why}", EXIT_BAD_INPUT)
-    kernels = corpus_kernels()
     if args.compile_only:
         kernel, _, config = args.compile_only.partition(":")
         return compile_only(kernels, kernel, config, args)
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs > cores:
         report(f"--jobs {args.jobs}: capped at the {cores} usable CPU core(s)")
         args.jobs = cores
-    cold = prewarm(jobs, args) if args.jobs > 1 else {}
+    cold = prewarm(checkout_root(kernels), jobs, args) if args.jobs > 1 else {}
     results: list[dict] = []
     for kernel, config in jobs:
         report(f"tuning {kernel} {config}")
@@ -173,15 +174,23 @@ def tune_document(
 
 # -- the corpus ---------------------------------------------------------------------------------
 def corpus_kernels() -> ModuleType:
-    """``corpus.kernels`` of the current folder or of the checkout the package lives in."""
-    root = Path(__file__).resolve().parents[2]
-    if (root / "corpus" / "kernels").is_dir() and str(root) not in sys.path:
-        sys.path.append(str(root))
+    """``corpus.kernels``: the Triton kernels of a checkout of the repository, which an
+    installed package does not hold. Importable from the checkout's root (``python -m``
+    puts the current folder first on ``sys.path``) or with it on ``PYTHONPATH``."""
     try:
         import corpus.kernels as kernels
     except ImportError as e:
-        raise CliError(f"the corpus kernels are not importable ({e}); run from a checkout") from e
+        raise CliError(
+            f"tune needs a checkout of the repository ({e}): run `python -m ws_solver tune` "
+            "from its root",
+            EXIT_BAD_INPUT,
+        ) from None
     return kernels
+
+
+def checkout_root(kernels: ModuleType) -> Path:
+    """The folder `corpus.kernels` was imported from (what the helpers need on their path)."""
+    return Path(kernels.__file__).resolve().parents[2]
 
 
 def select(kernels: ModuleType, names: str, configs: str) -> list[tuple[str, str]]:
@@ -234,10 +243,10 @@ def standing_in(module: ModuleType, stand_in: Any) -> Iterator[None]:
 
 
 # -- compiling first, in parallel ---------------------------------------------------------------
-def prewarm(jobs: list[tuple[str, str]], args: argparse.Namespace) -> dict[tuple, dict]:
+def prewarm(root: Path, jobs: list[tuple[str, str]], args: argparse.Namespace) -> dict[tuple, dict]:
     """Compile every candidate of every config in helper processes (``--compile-only``), so
-    that tuning finds them in Triton's caches; per config: wall seconds or the error."""
-    root = Path(__file__).resolve().parents[2]
+    that tuning finds them in Triton's caches; per config: wall seconds or the error. The
+    helpers import the corpus kernels from the checkout at `root`."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), _pythonpath()])))
     shared = ["--candidates", args.candidates, "--time-limit", str(args.time_limit)]
     shared += ["--workers", str(args.workers), "--seed", str(args.seed)]

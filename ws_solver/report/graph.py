@@ -2,7 +2,8 @@
 
 Every function takes `(file, graph)` pairs: `file` is the path shown to the user (the graph
 itself does not know where its TTGIR came from). The JSON structure is a stable interface,
-documented in the README ("JSON schema"); bump `SCHEMA_VERSION` when it changes incompatibly.
+documented in docs/json-schemas.md ("`graph --format json`"); bump `SCHEMA_VERSION` when it
+changes incompatibly.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The JSON report of `ws-solver partition`: one record per loop, as the pipeline reports it.
 
-The structure is a stable interface, documented in the README ("`partition --json`");
+The structure is a stable interface, documented in docs/json-schemas.md ("`partition --json`");
 bump `SCHEMA_VERSION` when it changes incompatibly. Keys are sorted, so the same run gives
 the same bytes (wall times aside).
 """

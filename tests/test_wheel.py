@@ -1,0 +1,104 @@
+"""The package installs whole: the wheel `pip wheel .` builds, installed into a fresh virtual
+environment, holds the bundled corpus and the autoload .pth, and its `ws-solver demo` runs.
+
+The environment sees this interpreter's site-packages for the dependencies (one .pth line
+each; .pth files there, the editable install's among them, are not run) and never the
+checkout: the build runs on a copy, the demo from an empty folder, without PYTHONPATH.
+Building needs setuptools from PyPI (pip's build isolation), as `make test`'s install does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from ws_solver.triton.versions import SUPPORTED
+
+REPO = Path(__file__).resolve().parent.parent
+# Top-level entries of the checkout the build does not read (dot folders are skipped too).
+NOT_BUILT = {"benchmarks", "tests", "docs", "build", "out"}
+DEMO_TIME_LIMIT = "0.1"  # deterministic seconds per loop: the path is tested, not the optima
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    """What the copy of the checkout leaves out: caches everywhere, and at the top the
+    folders the build does not read (virtual environments, git, build outputs)."""
+    skipped = {n for n in names if n == "__pycache__" or n.endswith(".egg-info")}
+    if Path(folder) == REPO:
+        skipped |= {n for n in names if n.startswith(".") or n in NOT_BUILT}
+    return skipped
+
+
+def _run(cmd: list, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WS_SOLVER")}
+    return subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _checked(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, f"{proc.args}: rc {proc.returncode}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A fresh virtual environment with the built wheel installed (its python)."""
+    base = tmp_path_factory.mktemp("wheel")
+    shutil.copytree(REPO, base / "src", ignore=_ignore)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    _checked(_run([*pip, "wheel", "--no-deps", "-w", base / "dist", base / "src"], base))
+    (wheel,) = (base / "dist").glob("ws_solver-*.whl")
+    _checked(_run([sys.executable, "-m", "venv", "--without-pip", base / "venv"], base))
+    python = base / "venv" / "bin" / "python"
+    code = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = Path(_checked(_run([python, "-c", code], base)).strip())
+    ours = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    (site / "ws_solver_test_deps.pth").write_text("".join(f"{p}\n" for p in ours))
+    _checked(_run([*pip, "--python", python, "install", "--no-deps", wheel], base))
+    return python
+
+
+@pytest.mark.slow
+def test_the_installed_package_is_the_wheel_s(venv: Path, tmp_path: Path) -> None:
+    code = (
+        "import ws_solver, sysconfig; from ws_solver.cli.demo import packaged_corpus; "
+        "print(ws_solver.__file__); print(sysconfig.get_path('purelib')); "
+        "print(packaged_corpus())"
+    )
+    module, site, corpus = _checked(_run([venv, "-c", code], tmp_path)).split()
+    assert Path(module).is_relative_to(site), module
+    assert (Path(site) / "ws_solver_autoload.pth").is_file()
+    for version in SUPPORTED.values():
+        folder = Path(corpus) / version.corpus_dir
+        shipped = sorted(p.name for p in folder.iterdir())
+        in_repo = sorted(p.name for p in (REPO / "corpus" / version.corpus_dir).iterdir())
+        assert shipped == in_repo, version.corpus_dir
+        assert "index.json" in shipped and len(shipped) > 1
+
+
+@pytest.mark.slow
+def test_the_installed_demo_runs_on_the_bundled_corpus(venv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    demo = [venv.parent / "ws-solver", "demo", "--out", out, "--time-limit", DEMO_TIME_LIMIT]
+    start = time.perf_counter()
+    stdout = _checked(_run([*demo, "--jobs", "2", "-q"], tmp_path))
+    print(f"installed demo: {time.perf_counter() - start:.1f} s")
+    assert f"report folder: {out.resolve()}" in stdout.splitlines()
+    document = json.loads((out / "compare.json").read_text())
+    files = {Path(loop["file"]) for loop in document["loops"]}
+    bundled = {p.name for p in (REPO / "corpus").glob("ttgir*/*.ttgir")}
+    assert files and {f.name for f in files} <= bundled and document["summary"]["failed"] == 0
+    packaged = venv.parent.parent.resolve()  # read from the wheel's copy, not the checkout's
+    assert all(f.is_relative_to(packaged) and "data/corpus" in f.as_posix() for f in files)
+    # Stock's decisions come from the index.json shipped beside the dumps.
+    assert all("triton" in loop["stock"] for loop in document["loops"])
+    assert (out / "report.html").stat().st_size > 0
