@@ -9,7 +9,7 @@ import pytest
 
 from ws_solver import ir
 from ws_solver.model.cost import evaluate
-from ws_solver.model.cost_table import cost_table, stores_tile
+from ws_solver.model.cost_table import cost_table
 from ws_solver.model.decision import (
     TILE_LOOP_FLOOR,
     below_floor,
@@ -17,6 +17,7 @@ from ws_solver.model.decision import (
     specializing_pays,
 )
 from ws_solver.model.dfg import build_graph, ws_loops
+from ws_solver.model.mma_stalls import stores_tile
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import single_partition_plan
 from ws_solver.pipeline import SolveOptions, partition_text

@@ -46,7 +46,7 @@ class CostParams:
     wgmma_shared_stall_cycles: int = 170
     # The shared stall is not paid by a wgmma whose result only the next iteration reads (a
     # GEMM's accumulator chain) when one stage feeds it more K than this many bytes per
-    # operand row (K x element bytes; `cost_table._stalling_wgmmas`): on the H200 sweep of
+    # operand row (K x element bytes; `mma_stalls.stalling_wgmmas`): on the H200 sweep of
     # Triton 3.6 (benchmarks/results/2026-12-04-configspace-h200/decision-analysis.md),
     # unspecialized 8-warp GEMMs with 256-byte rows (fp16, BLOCK_K 128: two 128-byte swizzled
     # rows, 8 wgmma K-steps a stage) ran at the TMA rate and 1-12% faster than specialized

@@ -12,17 +12,17 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from math import ceil
 
-from ..ir.types import element_bits
 from .cost_params import PARAMS, CostParams
 from .graph import LoopGraph
 from .held_tensors import HeldAcrossReceive, held_across_receives
 from .kinds import CONTROL_FLOW, POINTER_LOAD, TMEM_LOAD, TMEM_STORE, NodeKind, NodeRole, op_traits
 from .lowering import LoweringRules, lowering_rules
+from .mma_stalls import operand_loads, stalling_wgmmas, tcgen05s, wgmmas
 from .plan import is_assignable, is_duplicable
 from .resources import lanes, single_partition_ctas, unspecialized_spills
 from .target import Target
 from .tmem_handoffs import TmemHandoff, tmem_handoffs
-from .traverse import longest_paths, reaches, successors
+from .traverse import longest_paths
 
 UNITS = ("tensor", "memory", "sfu", "alu", "smem")
 
@@ -93,8 +93,8 @@ class CostTable:
     warp_options: tuple[int, ...]
     lowering: LoweringRules = field(default_factory=LoweringRules)  # Triton 3.6's rules
     wgmmas: tuple[int, ...] = ()  # MMA ops that accumulate in registers (sm_90's wgmma)
-    stalling_wgmmas: tuple[int, ...] = ()  # those the shared stall counts (`_stalling_wgmmas`)
-    loads: tuple[int, ...] = ()  # loads a wgmma reads through shared memory (`_operand_loads`)
+    stalling_wgmmas: tuple[int, ...] = ()  # the shared stall counts these (mma_stalls.py)
+    loads: tuple[int, ...] = ()  # loads a wgmma reads through shared memory
     tcgen05s: tuple[int, ...] = ()  # MMA ops that accumulate in tensor memory (sm_100's tcgen05)
     tcgen05_loads: tuple[int, ...] = ()  # loads a tcgen05 MMA reads through shared memory
     single_ctas: int = 1  # CTAs per SM of the unspecialized kernel (`single_partition_ctas`)
@@ -154,11 +154,11 @@ def _cost_table_cached(graph: LoopGraph, target: Target, params: CostParams) -> 
         duplicable=frozenset(n.id for n in graph.nodes if is_duplicable(graph, n.id)),
         warp_options=warp_options,
         lowering=lowering_rules(graph, target),
-        wgmmas=(wgmmas := _wgmmas(graph)),
-        stalling_wgmmas=_stalling_wgmmas(graph, target, params, wgmmas),
-        loads=_operand_loads(graph, wgmmas),
-        tcgen05s=(tcgen05s := _tcgen05s(graph)),
-        tcgen05_loads=_operand_loads(graph, tcgen05s),
+        wgmmas=(wgmma_ids := wgmmas(graph)),
+        stalling_wgmmas=stalling_wgmmas(graph, target, params, wgmma_ids),
+        loads=operand_loads(graph, wgmma_ids),
+        tcgen05s=(tcgen05_ids := tcgen05s(graph)),
+        tcgen05_loads=operand_loads(graph, tcgen05_ids),
         held=held_across_receives(
             graph, [c.transient_bytes for c in nodes], not target.mma_accumulator_in_registers
         ),
@@ -183,96 +183,6 @@ def single_spill_cycles(table: CostTable) -> int:
     return ceil(max(busy, units, recurrence) * table.params.spill_slowdown_percent / 100)
 
 
-def _wgmmas(graph: LoopGraph) -> tuple[int, ...]:
-    return tuple(n.id for n in graph.ops() if n.mma and n.mma.accumulator_in_registers)
-
-
-def _tcgen05s(graph: LoopGraph) -> tuple[int, ...]:
-    return tuple(n.id for n in graph.ops() if n.mma and not n.mma.accumulator_in_registers)
-
-
-def _stalling_wgmmas(
-    graph: LoopGraph, target: Target, params: CostParams, wgmmas
-) -> tuple[int, ...]:
-    """The wgmmas the shared stall counts: those whose result some node other than a
-    terminator reads in the same iteration, and the accumulator chains (read only by the next
-    iteration) unless the release pipelines them (`LoweringFacts.pipelines_wgmma_chains`) or
-    a stage holds more of the chain's K than one shared-memory row of
-    `CostParams.wgmma_stall_max_k_bytes` (`_wgmma_k_bytes`). None in a loop that stores the
-    tile its wgmmas compute (`stores_tile`)."""
-    if stores_tile(graph, wgmmas):
-        return ()
-    limit = params.wgmma_stall_max_k_bytes
-    return tuple(
-        n
-        for n in wgmmas
-        if any(_read_in_iteration(graph, e) for e in graph.out_edges(n))
-        or (
-            not target.triton.pipelines_wgmma_chains
-            and (_wgmma_k_bytes(graph.nodes[n].mma) <= limit or not _accumulates(graph, n))
-        )
-    )
-
-
-def stores_tile(graph: LoopGraph, mmas=None) -> bool:
-    """Whether an MMA's result (of `mmas`; None: every MMA) reaches a global store inside
-    the loop, across iterations or nested loops: a loop that finishes an output tile per
-    iteration or per inner loop (persistent and grouped GEMMs, the epilogue in the loop,
-    flattened or not). Their unspecialized kernels showed no shared stall on the H200
-    (Triton 3.6, 8-warp persistent GEMMs: 836-899 cycles per K step unspecialized, 834-904
-    specialized; specialized no faster on any of 18 configurations, 0.88-1.01x;
-    benchmarks/results/2026-12-04-configspace-h200/decision-analysis.md), where
-    non-persistent GEMMs with the same tiles and 128-byte rows stalled 10-36%. Measured,
-    not explained: the rule stands for what the sweep measured."""
-    stores = {n.id for n in graph.of_kind(NodeKind.STORE)}
-    if not stores:
-        return False
-    if mmas is None:
-        mmas = [n.id for n in graph.of_kind(NodeKind.MMA)]
-    succ = {n.id: [e.dst for e in graph.out_edges(n.id)] for n in graph.nodes}
-    return any(reaches(succ, n, stores.__contains__) for n in mmas)
-
-
-def _accumulates(graph: LoopGraph, node_id: int) -> bool:
-    """Whether the wgmma's result, carried to the next iteration, reaches that iteration's
-    issue of the same wgmma (its accumulator, rescaled or not): a chain, not a product some
-    other op consumes next iteration (attention's QK^T computed ahead)."""
-    nodes = {n.id: [e.dst for e in graph.out_edges(n.id) if not e.distance] for n in graph.nodes}
-    return any(
-        reaches(nodes, e.dst, node_id.__eq__) for e in graph.out_edges(node_id) if e.distance == 1
-    )
-
-
-def _wgmma_k_bytes(mma) -> int:
-    """Bytes of K one stage feeds a wgmma per row of its operands (K x the element's bytes):
-    128 is one 128-byte swizzled row (4 wgmma K-steps of 32 bytes); a 128x128 fp16 TMA tile's
-    256 is two (Triton splits its TMA box in two, and a warp group issues 8 wgmmas)."""
-    return mma.k * max(element_bits(mma.operand_type), 8) // 8
-
-
-def _operand_loads(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
-    """Loads (TMA or pointer) whose tile a wgmma reads from shared memory: load, local_alloc,
-    memdesc views, wgmma. Their stages are what the shared stall is about; a load whose data
-    is computed on first (attention_bwd's delta, 256 bytes) waits on no stage a wgmma holds."""
-    targets = frozenset(wgmmas)
-    memdesc = successors(graph, "memdesc")
-    return tuple(
-        n.id
-        for n in graph.of_kind(NodeKind.LOAD)
-        if any(
-            e.distance == 0
-            and op_traits(graph.nodes[e.dst].op_name).allocates == "shared"
-            and reaches(memdesc, e.dst, targets.__contains__)
-            for e in graph.out_edges(n.id)
-        )
-    )
-
-
-def _read_in_iteration(graph: LoopGraph, edge) -> bool:
-    return edge.distance == 0 and graph.nodes[edge.dst].role != NodeRole.TERMINATOR
-
-
-# -- per-node coefficients -------------------------------------------------------------------
 def _node_cost(graph, target, params, node_id, warp_options) -> NodeCost:
     node = graph.nodes[node_id]
     rates = target.rates

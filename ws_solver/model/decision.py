@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cost_table import stores_tile
 from .graph import LoopGraph
+from .mma_stalls import stores_tile
 
 # The 90th percentile of |measured - modeled| relative time difference on the sweep.
 DEPARTURE_MARGIN = 0.0664
