@@ -203,11 +203,11 @@ def make_stage(
     buffers = variant.buffers or opts.num_stages
 
     def stage(mod: Any, metadata: dict) -> Any:
-        from ws_solver.triton.kernel_compile import _captured_stderr
+        from ws_solver.triton.captured import captured_stderr
         from ws_solver.triton.reasons import failure_reason
 
         failure = None
-        with _captured_stderr() as err:
+        with captured_stderr() as err:
             try:
                 mod = lower(mod)
             except Exception as e:  # summarised below, once the diagnostics are collected

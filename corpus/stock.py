@@ -43,7 +43,7 @@ def compile_stock(job: corpus_dump.Job) -> tuple[str | None, str]:
     from triton import knobs
     from triton.backends.compiler import GPUTarget
 
-    from ws_solver.triton.kernel_compile import _captured_stderr
+    from ws_solver.triton.captured import captured_stderr
     from ws_solver.triton.reasons import failure_reason
 
     config = corpus_kernels.load(job.kernel).CONFIGS[job.config]
@@ -51,7 +51,7 @@ def compile_stock(job: corpus_dump.Job) -> tuple[str | None, str]:
     with (
         tempfile.TemporaryDirectory(prefix="ws_corpus_stock_") as cache_dir,
         knobs.cache.scope(),
-        _captured_stderr() as printed,
+        captured_stderr() as printed,
     ):
         knobs.cache.dir = cache_dir
         try:

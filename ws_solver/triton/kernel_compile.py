@@ -3,15 +3,12 @@ replacement ``ttgir`` stage with its fallback chain, and the PTX/cubin observers
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import sys
-import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +18,7 @@ from ..strategy import Explore, Strategy
 from . import guard as lguard
 from . import make_ttgir as tpipe
 from . import rewrites, versions
+from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
 from .partition_check import check_partitioned
@@ -117,7 +115,7 @@ class KernelCompile:
             lguard.guard().start()  # Triton's import in the helper overlaps partitioning
         result = None
         try:
-            with _captured_stderr() as err:
+            with captured_stderr() as err:
                 tpipe.run_until_partition(mod, self.options, self.capability)
             err.replay()
             part_text = mod.str()
@@ -160,7 +158,7 @@ class KernelCompile:
         err = None
         chosen = None
         try:
-            with _captured_stderr() as err:
+            with captured_stderr() as err:
                 chosen = self._choose(strategy, part_text, len(sites))
                 loop_reports = chosen.loop_reports
                 requests = _register_requests(r.plan for r in loop_reports if r.specialized)
@@ -593,36 +591,3 @@ def _loop_records(
             record["registers_applied"] = next(registers, None)
         records.append(record)
     return records
-
-
-class _Captured:
-    text = ""
-
-    def replay(self) -> None:
-        if self.text:
-            sys.stderr.write(self.text)
-            sys.stderr.flush()
-
-
-@contextlib.contextmanager
-def _captured_stderr() -> Iterator[_Captured]:
-    """Collect what MLIR/Triton print on file descriptor 2 (diagnostics, crash reproducers)
-    so that a failed attempt can be summarised instead of flooding the terminal."""
-    captured = _Captured()
-    with lock:
-        sys.stderr.flush()
-        try:
-            saved = os.dup(2)
-        except OSError:  # no usable fd 2: nothing to capture
-            yield captured
-            return
-        with tempfile.TemporaryFile(mode="w+b") as tmp:
-            os.dup2(tmp.fileno(), 2)
-            try:
-                yield captured
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-                os.close(saved)
-                tmp.seek(0)
-                captured.text = tmp.read().decode(errors="replace")
