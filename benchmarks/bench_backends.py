@@ -31,7 +31,7 @@ import ws_solver
 from benchmarks import archive
 from ws_solver.backends import open_backend
 from ws_solver.cli.compare import compare_on
-from ws_solver.comparison import deterministic_part
+from ws_solver.pipeline.comparison import deterministic_part
 from ws_solver.report import compare as cmp
 
 ROOT = Path(__file__).resolve().parent.parent

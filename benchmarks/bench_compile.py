@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks import hopper_route, variants
 from benchmarks.bench_strategies import DROPIN, DROPIN_SETTINGS, UNFIXED
 from corpus import kernels as corpus_kernels
-from ws_solver.triton.versions import stages_hook
+from ws_solver.triton.toolchain.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMPILE_TIMEOUT_S = 60  # normal compiles take < 15 s; a hung pass is reported
@@ -118,7 +118,7 @@ def strategy_scope(strategy: str, cache_root: Path) -> Iterator[None]:
 def _hopper_fix_off(off: bool) -> Iterator[None]:
     """While `off`, the drop-in finds the sm_90 stage-release fix unavailable (and says so in
     its notes), so its plans lower without it."""
-    from ws_solver.triton import rewrites
+    from ws_solver.triton.rewrites import chain as rewrites
 
     if not off:
         yield
@@ -133,7 +133,7 @@ def _hopper_fix_off(off: bool) -> Iterator[None]:
 
 def _racy_hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
     """The generic route with Triton's partitioner and no release fix (what 3.6 does)."""
-    from ws_solver.triton.make_ttgir import make_ttgir_stage
+    from ws_solver.triton.toolchain.make_ttgir import make_ttgir_stage
 
     if capability >= 90 and "ttgir" in stages:
         stages["ttgir"] = make_ttgir_stage(lambda text: text, options, capability)
@@ -211,7 +211,7 @@ def _dropin_summary(report: dict) -> dict:
 
 def describe(compiled: Any) -> dict:
     """Warps, shared memory, warp_specialize ops/partitions and a static release check."""
-    from ws_solver.triton.hopper import check_releases
+    from ws_solver.triton.rewrites.hopper import check_releases
 
     md = compiled.metadata
     ttgir = compiled.asm.get("ttgir", "")

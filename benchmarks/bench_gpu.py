@@ -18,7 +18,7 @@ from benchmarks.bench_compile import Job, build_launcher, compile_job, first_err
 from benchmarks.bench_strategies import EXPERIMENTAL, STRATEGIES, status_of
 from benchmarks.bench_vendor import kernel_work, time_alternatives, vendor
 from corpus import kernels as corpus_kernels
-from ws_solver.triton.tuning import balanced_orders
+from ws_solver.triton.autotuning.tuning import balanced_orders
 
 BENCH = corpus_kernels.BENCH_INPUTS  # sizes that fill the H200 (make_inputs arguments)
 ROUNDS = 3  # interleaved timing passes per config (bench_kernel); the median is reported

@@ -6,7 +6,7 @@ its cache by the stages hook):
 - ``none``: ws_solver drop-in, no warp specialization (the loops' tags are removed);
 - ``builtin``: plain ``triton.compile``: Triton's own sm_90 path (``add_hopper_warpspec``);
 - ``triton``: ws_solver drop-in, Triton's partitioner through the generic route, with the
-  sm_90 stage-release fix (``ws_solver.triton.hopper``);
+  sm_90 stage-release fix (``ws_solver.triton.rewrites.hopper``);
 - ``heuristic`` / ``optimal``: ws_solver drop-in with its heuristic / CP-SAT plans (+ fix);
 - ``triton_racy`` (correctness only, expected to FAIL): the generic route without the fix;
 - ``optimal_racy`` (correctness only, may FAIL): ws_solver's CP-SAT plans without the fix

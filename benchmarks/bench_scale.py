@@ -100,7 +100,7 @@ def measure(path: Path, time_limit: float, workers: int, runs: int) -> dict:
     from ws_solver.model.dfg import build_graphs
     from ws_solver.model.kinds import NodeRole
     from ws_solver.model.target import target_for
-    from ws_solver.pipeline import SolveOptions, plan_loop
+    from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
     base = rss_mb()
     graph = build_graphs(ir.parse(path.read_text()))[0]

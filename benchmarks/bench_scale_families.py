@@ -84,7 +84,7 @@ def measure(path: Path, seeds: int, limit: float, reference: float) -> list[dict
     from ws_solver.model.kinds import NodeRole
     from ws_solver.model.target import target_for
     from ws_solver.model.unspecialized import single_partition_plan
-    from ws_solver.pipeline import SolveOptions, plan_loop
+    from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
     text = path.read_text()
     graph = build_graphs(ir.parse(text))[0]

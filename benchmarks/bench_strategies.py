@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ws_solver.strategy import Strategy
+from ws_solver.core.strategy import Strategy
 
 STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy", "optimal_racy")
@@ -14,7 +14,7 @@ OURS = frozenset({"none", "heuristic", "optimal", "forced"})
 # the drop-in. "forced" measures what the heuristic's specialized plan does where the cost
 # model would not specialize. "triton" is Triton's partitioner with only the Hopper fix
 # added; "triton_overlap" adds ws_solver's wgmma wait sinking to it, and "triton_wgrelease"
-# also ws_solver's per-warp-group stage release (ws_solver.triton.wgrelease), which
+# also ws_solver's per-warp-group stage release (ws_solver.triton.rewrites.wgrelease), which
 # ws_solver's own strategies have by default.
 DROPIN_SETTINGS: dict[str, tuple[Strategy, dict]] = {
     "none": (Strategy.NONE, {}),

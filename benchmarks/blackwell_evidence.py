@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from ws_solver import ir
-from ws_solver.pipeline import SolveOptions, partition_module
+from ws_solver.pipeline.partition import SolveOptions, partition_module
 
 REPO = Path(__file__).resolve().parent.parent
 EVIDENCE = REPO / "docs" / "blackwell-evidence.json"

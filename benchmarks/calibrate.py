@@ -78,7 +78,7 @@ from ws_solver.model.lowering_facts import DEFAULT_TRITON, release_of
 from ws_solver.model.plan import Plan
 from ws_solver.model.resources import register_bytes
 from ws_solver.model.target import Target, target_for
-from ws_solver.triton import versions
+from ws_solver.triton.toolchain import versions
 
 ROOT = Path(__file__).resolve().parent.parent
 

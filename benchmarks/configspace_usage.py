@@ -2,7 +2,7 @@
 
 For each configuration (corpus/configspace.py) × target × strategy this compiles the kernel
 with Triton (no GPU: ``benchmarks.bench_compile.compile_job``) and assembles its PTX with
-``ptxas -v`` (``ws_solver.triton.binary_usage.ptx_usage``): registers, stack, spill bytes and
+``ptxas -v`` (``triton.toolchain.binary_usage.ptx_usage``): registers, stack, spill bytes and
 whether ptxas serialized the wgmmas. Per configuration × target it also records the model's
 registers per thread of the unspecialized loop, from the TTGIR at the partitioner input point.
 One JSON line per record in one output file (resumable: what the file holds is skipped).
@@ -85,7 +85,7 @@ def _model_record(family: str, name: str, target: str, triton_version: str) -> d
 def _compile_record(family: str, name: str, strategy: str, capability: int, cache: Path) -> dict:
     """Compile one strategy's kernel and read ptxas's report of its PTX."""
     from benchmarks.bench_compile import Job, compile_job
-    from ws_solver.triton.binary_usage import ptx_usage
+    from ws_solver.triton.toolchain.binary_usage import ptx_usage
 
     with _stderr_captured() as printed:
         compiled, info = compile_job(Job(family, name, strategy), cache, capability)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from ws_solver.triton.tuning import round_orders
+from ws_solver.triton.autotuning.tuning import round_orders
 
 QUERY = (
     "clocks.sm",

@@ -120,7 +120,7 @@ def plan_sides(module: Any, text: str) -> dict[int, str]:
     plan put it (the partition holding a wgmma consumes, any other produces); anchors
     outside the planned loops keep the rule's side."""
     from ws_solver import ir
-    from ws_solver.pipeline import SolveOptions, partition_text
+    from ws_solver.pipeline.partition import SolveOptions, partition_text
 
     annotated, reports = partition_text(text, "heuristic", options=SolveOptions(force=True))
     if not any(r.specialized for r in reports):
@@ -166,7 +166,7 @@ def _add_before_warpspec(pm: Any, options: Any, capability: int) -> None:
     """make_ttgir's passes up to (not including) add_hopper_warpspec."""
     from triton._C.libtriton import passes
 
-    from ws_solver.triton import make_ttgir
+    from ws_solver.triton.toolchain import make_ttgir
 
     make_ttgir._add_head(pm, options, capability)
     passes.ttgpuir.add_fuse_nested_loops(pm)
@@ -180,7 +180,7 @@ def _add_after_warpspec(pm: Any, options: Any, capability: int, dump: bool) -> N
     """make_ttgir's passes after add_hopper_warpspec."""
     from triton._C.libtriton import passes
 
-    from ws_solver.triton import make_ttgir
+    from ws_solver.triton.toolchain import make_ttgir
 
     passes.ttgpuir.add_assign_latencies(pm, options.num_stages)
     passes.ttgpuir.add_schedule_loops(pm)
@@ -195,7 +195,7 @@ def make_stage(
     after add_hopper_warpspec."""
     from triton._C.libtriton import ir, nvidia
 
-    from ws_solver.triton.make_ttgir import parse_module_text
+    from ws_solver.triton.toolchain.make_ttgir import parse_module_text
 
     if capability // 10 != 9:
         raise ValueError(f"the Hopper route is Triton's sm_90 path, not sm_{capability}")
@@ -203,8 +203,8 @@ def make_stage(
     buffers = variant.buffers or opts.num_stages
 
     def stage(mod: Any, metadata: dict) -> Any:
-        from ws_solver.triton.captured import captured_stderr
-        from ws_solver.triton.reasons import failure_reason
+        from ws_solver.triton.dropin.captured import captured_stderr
+        from ws_solver.triton.toolchain.reasons import failure_reason
 
         failure = None
         with captured_stderr() as err:
@@ -247,7 +247,7 @@ def make_stage(
 
 def install(variant: HopperVariant) -> Callable[..., Any]:
     """A stages hook that compiles sm_90 kernels through `variant`."""
-    from ws_solver.triton.versions import stages_hook
+    from ws_solver.triton.toolchain.versions import stages_hook
 
     def hook(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
         if capability // 10 == 9 and "ttgir" in stages:

@@ -6,7 +6,7 @@ Triton's own partitioner (``triton``), ws_solver's ``heuristic``, ``optimal`` (C
 the heuristic with ``force=True`` (``force``) — annotate the module and run Triton's lowering
 (``run_after_partition``: warp_specialize, pipeline, optimize_partition_warps, the Hopper fix
 on sm_90, the rest of make_ttgir) in a child process with a time limit, through the drop-in's
-lowering guard (ws_solver/triton/guard.py). With ``--moves``, also every single-move
+lowering guard (ws_solver/triton/guard/client.py). With ``--moves``, also every single-move
 perturbation of the specialized ws_solver plans: one node moved to another partition of the
 same plan (the rest of the plan unchanged; region ops, terminators and reduce bodies follow).
 
@@ -57,8 +57,8 @@ from ws_solver.model.plan import (
     is_assignable,
 )
 from ws_solver.model.target import target_for
-from ws_solver.pipeline import SolveOptions, plan_loop
-from ws_solver.triton.versions import installed
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
+from ws_solver.triton.toolchain.versions import installed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -356,7 +356,7 @@ def plan_from_spec(graph, spec: dict, change: list | None = None) -> Plan:
 
 def installed_version() -> str:
     """The installed Triton's release ("3.6.0"), as the version table names it."""
-    from ws_solver.triton.versions import installed
+    from ws_solver.triton.toolchain.versions import installed
 
     return installed().name
 
@@ -407,8 +407,8 @@ def pair_variants(pairs_path: Path = PAIRS, resolved: list | None = None) -> lis
 def probe(variant: Variant, timeout: float, guard, cache_dir: str | None) -> dict:
     from triton.backends.nvidia.compiler import CUDAOptions
 
-    from ws_solver.triton import rewrites
-    from ws_solver.triton.guard import LoweringJob
+    from ws_solver.triton.guard.client import LoweringJob
+    from ws_solver.triton.rewrites import chain as rewrites
 
     cap, warps, stages = file_options(variant.file)
     job = LoweringJob(
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", help="keep verdicts in this folder (resume a long run)")
     args = ap.parse_args(argv)
 
-    from ws_solver.triton.guard import LoweringGuard
+    from ws_solver.triton.guard.client import LoweringGuard
 
     names = tuple(p for p in args.plans.split(",") if p)
     unknown = set(names) - set(PLANS)

@@ -19,10 +19,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ws_solver.agreement import plan_brief, side_by_side
 from ws_solver.heuristic import decide
 from ws_solver.model.target import target_for
-from ws_solver.triton.seed_plan import SeedUnavailable, installed_version, seed_plans
+from ws_solver.pipeline.agreement import plan_brief, side_by_side
+from ws_solver.research.seed_plan import SeedUnavailable, installed_version, seed_plans
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus" / "ttgir-3.9"

@@ -331,7 +331,7 @@ def ws_compiles(*roots: Path) -> dict[str, str]:
 def match_reports(compiled: dict[str, str], log: Path) -> dict:
     """Which warp-specialized compiles carry a report of the compile log, and by which
     processes the log says they were compiled."""
-    from ws_solver.triton import reportlog
+    from ws_solver.triton.dropin import reportlog
 
     if not log.exists():
         records: list[dict] = []
@@ -515,7 +515,7 @@ def _report_table(folder: Path) -> str:
         return ""
     try:
         from ws_solver.report.reports import render
-        from ws_solver.triton import reportlog
+        from ws_solver.triton.dropin import reportlog
 
         return render(str(log), reportlog.summarize(reportlog.read(log)))
     except Exception as e:

@@ -36,7 +36,7 @@ from typing import Any
 from benchmarks import bench_compile, bench_gpu, bench_vendor
 from corpus import kernels as corpus_kernels
 from corpus.dump import ast_source
-from ws_solver.triton.versions import stages_hook
+from ws_solver.triton.toolchain.versions import stages_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,11 +10,11 @@ def ttgir_dir(version: str | None = None) -> Path:
     for 3.6.0 (and without Triton), ``corpus/ttgir-3.9`` for 3.9.0. Text handed to Triton
     must come from here."""
     if version is not None:
-        from ws_solver.triton.versions import lookup
+        from ws_solver.triton.toolchain.versions import lookup
 
         return _ROOT / lookup(version).corpus_dir
     try:
-        from ws_solver.triton.versions import installed
+        from ws_solver.triton.toolchain.versions import installed
 
         return _ROOT / installed().corpus_dir
     except ImportError:

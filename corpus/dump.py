@@ -3,10 +3,10 @@
 Usage: python corpus/dump.py [--out DIR] [--only SUBSTRING]
 
 The default --out is the installed Triton's folder: ``corpus/ttgir`` for 3.6.0,
-``corpus/ttgir-3.9`` for 3.9.0 (``ws_solver.triton.versions``); the IR differs between them.
+``corpus/ttgir-3.9`` for 3.9.0 (``triton.toolchain.versions``); the IR differs between them.
 
 The text is taken after ``schedule_loops`` and before warp specialization (see
-``ws_solver.triton.make_ttgir.run_until_partition``); file paths inside ``loc(...)`` are made
+``triton.toolchain.make_ttgir.run_until_partition``); file paths inside ``loc(...)`` are made
 relative so that dumps are byte-identical across machines. Each index entry also records
 stock Triton's decision for the kernel (``stock``: specialized per loop, or why stock fails;
 ``corpus/stock.py``), which ``ws-solver compare`` shows beside ws_solver's.
@@ -70,7 +70,7 @@ class IndexEntry:
     num_stages: int
     constexprs: dict
     ws_loops: int
-    stock: dict | None = None  # stock Triton's decision (corpus/stock.py, ws_solver.stock)
+    stock: dict | None = None  # stock Triton's decision (corpus/stock.py, ws_solver.pipeline.stock)
 
 
 class _StopAtPartitionPoint(Exception):
@@ -144,7 +144,7 @@ def ast_source(kernel: str, config: dict) -> Any:
 
 def until_partition(options: Any, capability: int) -> TtgirStage:
     """The default captured stage: make_ttgir up to the partitioner input point."""
-    from ws_solver.triton.make_ttgir import run_until_partition
+    from ws_solver.triton.toolchain.make_ttgir import run_until_partition
 
     return lambda mod, metadata: run_until_partition(mod, options, capability)
 
@@ -154,7 +154,7 @@ def _capture_hook(sink: dict[str, str], make_stage: StageFactory) -> Iterator[No
     """Install a stages hook whose ttgir stage records the module text and stops compiling."""
     from triton import knobs
 
-    from ws_solver.triton.versions import stages_hook
+    from ws_solver.triton.toolchain.versions import stages_hook
 
     def install(backend: Any, stages: dict, options: Any, language: Any, capability: int) -> None:
         stage = make_stage(options, capability)

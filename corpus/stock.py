@@ -7,7 +7,7 @@ TTGIR: a dumped ``tt.warp_specialize`` loop is specialized when stock's copies o
 source location, call sites included) sit inside a ``ttg.warp_specialize`` op, and not when
 it is left outside one with its attribute; where the TTGIR does not say, the loop's entry is
 null. A compile that fails is recorded as stock's failure,
-in one line. ``ws_solver.stock`` defines the record and reads it for ``compare``.
+in one line. ``ws_solver.pipeline.stock`` defines the record and reads it for ``compare``.
 
     python -m corpus.stock DIR [DIR ...] [--only SUBSTRING]
 
@@ -31,7 +31,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from corpus import dump as corpus_dump  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
-from ws_solver.stock import INDEX_NAME, StockDecision, digest  # noqa: E402
+from ws_solver.pipeline.stock import INDEX_NAME, StockDecision, digest  # noqa: E402
 
 WS_OP = "ttg.warp_specialize"
 _POSITION = re.compile(r'"([^"]*)":(\d+):(\d+)|(#loc\d*)')
@@ -43,8 +43,8 @@ def compile_stock(job: corpus_dump.Job) -> tuple[str | None, str]:
     from triton import knobs
     from triton.backends.compiler import GPUTarget
 
-    from ws_solver.triton.captured import captured_stderr
-    from ws_solver.triton.reasons import failure_reason
+    from ws_solver.triton.dropin.captured import captured_stderr
+    from ws_solver.triton.toolchain.reasons import failure_reason
 
     config = corpus_kernels.load(job.kernel).CONFIGS[job.config]
     source = corpus_dump.ast_source(job.kernel, config)
@@ -109,7 +109,7 @@ def stock_loops(dump_text: str, stock_text: str) -> tuple[tuple[bool | None, ...
 
 
 def stock_record(job: corpus_dump.Job, dump_text: str) -> dict:
-    """The index entry's `stock` for one dump (ws_solver.stock.StockDecision)."""
+    """The index entry's `stock` for one dump (ws_solver.pipeline.stock.StockDecision)."""
     import triton
 
     text, error = compile_stock(job)

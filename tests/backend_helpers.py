@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ws_solver.comparison import deterministic_part
+from ws_solver.pipeline.comparison import deterministic_part
 from ws_solver.report import compare as cmp
 
 REPO = Path(__file__).resolve().parent.parent

@@ -95,7 +95,7 @@ def reference(small: Path) -> dict:
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
     """A plan cache of the test's own (empty), with the in-memory layer cleared around it."""
-    from ws_solver import plancache
+    from ws_solver.pipeline import plancache
 
     monkeypatch.setenv(plancache.ENV_DIR, str(tmp_path))
     plancache.clear_memory()

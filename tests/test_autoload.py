@@ -1,4 +1,4 @@
-"""Switching ws_solver on from the environment (ws_solver.autoload, ws_solver.triton.environ):
+"""Switching ws_solver on from the environment (ws_solver.autoload, triton.dropin.environ):
 a program that never imports ws_solver (tests/autoload_child.py) compiles a warp-specialized
 kernel for sm_100 on the CPU, in its own process or in a spawned worker, and the compile log
 shows ws_solver planned it; with $WS_SOLVER unset, nothing of ws_solver is imported.
@@ -20,8 +20,8 @@ import pytest
 
 from benchmarks.torch_compile_check import match_reports, ws_compiles
 from ws_solver import autoload
-from ws_solver.envvars import VARIABLE
-from ws_solver.triton import reportlog
+from ws_solver.core.envvars import VARIABLE
+from ws_solver.triton.dropin import reportlog
 
 REPO = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).resolve().parent / "autoload_child.py"
@@ -29,7 +29,7 @@ KERNEL, CAPABILITY = "gemm_tma", "100"  # the optimal plan specializes it (2-3 p
 # Planned by ws_solver: the solver's plan, or the heuristic's where a loaded machine ran the
 # solver's wall-clock limit out first (the drop-in's own tests check the plans themselves).
 PLANNED = ("optimal", "heuristic")
-ASLEEP = ["ws_solver", "ws_solver.autoload", "ws_solver.envvars"]  # before Triton is imported
+ASLEEP = ["ws_solver", "ws_solver.autoload", "ws_solver.core", "ws_solver.core.envvars"]
 FAST = {  # one solve of at most 5 s, no guard child, no decision check: seconds per compile
     "WS_SOLVER_TIME_LIMIT": "5",
     "WS_SOLVER_CHECK_DECISION": "0",
@@ -111,7 +111,7 @@ def test_a_look_up_of_triton_does_not_use_up_the_switch(site: Path, tmp_path: Pa
     code = (
         "import importlib.util, json, sys; importlib.util.find_spec('triton'); import triton; "
         "importlib.util.find_spec('triton'); import triton.language; "
-        "print(json.dumps('ws_solver.triton.dropin' in sys.modules))"
+        "print(json.dumps('ws_solver.triton.dropin.switch' in sys.modules))"
     )
     assert output(run_child(env, "", code)) is True
     assert [r["event"] for r in reportlog.read(log)] == ["enabled"]
@@ -124,7 +124,7 @@ def test_a_compile_in_the_program_is_planned_and_logged(site: Path, tmp_path: Pa
     env = child_env(site, tmp_path, WS_SOLVER="optimal", WS_SOLVER_REPORT=str(log), **FAST)
     seen = output(run_child(env, "here"))
     pid = seen["process"]["pid"]
-    assert "ws_solver.triton.dropin" in seen["process"]["ws_solver_modules"]
+    assert "ws_solver.triton.dropin.switch" in seen["process"]["ws_solver_modules"]
     events = [(r["event"], r["pid"]) for r in reportlog.read(log)]
     assert events == [("enabled", pid), ("compile", pid)]
     (record,) = compiles(log)

@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("triton")
 
-from ws_solver.triton import autotuner, candidates, tuning  # noqa: E402
-from ws_solver.triton.autotuner import Autotuner, WSTuningWarning  # noqa: E402
-from ws_solver.triton.candidates import REFERENCE, Candidate  # noqa: E402
+from ws_solver.triton.autotuning import autotuner, candidates, tuning  # noqa: E402
+from ws_solver.triton.autotuning.autotuner import Autotuner, WSTuningWarning  # noqa: E402
+from ws_solver.triton.autotuning.candidates import REFERENCE, Candidate  # noqa: E402
 
 ARGS = ("x", "out", "n", "BLOCK")
 
@@ -452,8 +452,8 @@ def test_each_candidate_builds_through_the_jit_into_its_own_cache(
     import ws_solver.triton as wst
     from corpus.kernels import gemm_tma
     from ws_solver.model.target import target_for
-    from ws_solver.triton.launcher import TritonLauncher
-    from ws_solver.triton.versions import planning_version
+    from ws_solver.triton.autotuning.launcher import TritonLauncher
+    from ws_solver.triton.toolchain.versions import planning_version
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setattr(driver, "_active", StandInDriver())

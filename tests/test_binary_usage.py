@@ -2,7 +2,7 @@
 
 import pytest
 
-from ws_solver.triton.binary_usage import (
+from ws_solver.triton.toolchain.binary_usage import (
     BinaryUsage,
     UsageUnavailable,
     parse_ptxas_log,

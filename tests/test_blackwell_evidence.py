@@ -20,7 +20,7 @@ from ws_solver.model.dfg import build_graphs
 from ws_solver.model.resources import unspecialized_registers
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import single_partition_plan
-from ws_solver.pipeline import SolveOptions, partition_module
+from ws_solver.pipeline.partition import SolveOptions, partition_module
 
 REPO = Path(__file__).resolve().parent.parent
 EVIDENCE = json.loads((REPO / "docs" / "blackwell-evidence.json").read_text(encoding="utf-8"))

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
-from ws_solver.exploration import explore_module
-from ws_solver.strategy import MAX_PLANS, parse_strategy
+from ws_solver.core.strategy import MAX_PLANS, parse_strategy
+from ws_solver.pipeline.exploration import explore_module
 
 REPO = Path(__file__).resolve().parent.parent
 GEMM = REPO / "corpus" / "ttgir" / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"

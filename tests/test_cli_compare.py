@@ -236,8 +236,8 @@ def test_progress_bar_on_a_terminal(subset: Path) -> None:
 def test_stock_column_is_stocks_recorded_decision(ws_solver, tmp_path: Path) -> None:
     """Beside its index, a corpus dump's loops show stock Triton's recorded decision and
     whether ws_solver's differs; a copy of the same file (no record beside it) is unknown."""
-    from ws_solver.comparison import decided_specialized
-    from ws_solver.stock import index_entries
+    from ws_solver.pipeline.comparison import decided_specialized
+    from ws_solver.pipeline.stock import index_entries
 
     name = "gemm_tma.t128x256x64_w8_s3.sm90.ttgir"
     recorded = index_entries(CORPUS)[name]["stock"]["loops"][0]

@@ -11,7 +11,7 @@ import pytest
 from test_cli_partition import one_error_line
 
 from ws_solver.cli.demo import bundled_corpus
-from ws_solver.triton import versions
+from ws_solver.triton.toolchain import versions
 
 REPO = Path(__file__).resolve().parent.parent
 FLAT = REPO / "corpus" / "ttgir-3.9" / "gemm_persistent.t128x128x64_gelu_flat_w4_s4.sm100.ttgir"

@@ -134,7 +134,7 @@ def test_tune_runs_the_tuner_through_the_corpus_launch(monkeypatch, tmp_path: Pa
     import types
 
     from tests.test_autotune import ARGS, FakeLauncher, FakeTimer, T, double
-    from ws_solver.triton import autotuner
+    from ws_solver.triton.autotuning import autotuner
 
     launcher = FakeLauncher({"heuristic": ("h", double), "none": ("n", double)})
     timer = FakeTimer(launcher, {"heuristic": 1.0, "none": 2.0})

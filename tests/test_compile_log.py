@@ -1,5 +1,5 @@
-"""The compile log (ws_solver.triton.reportlog), `ws-solver reports`, the WS_SOLVER_*
-variables (ws_solver.triton.environ) and ``enable(skip=...)``."""
+"""The compile log (ws_solver.triton.dropin.reportlog), `ws-solver reports`, the WS_SOLVER_*
+variables (ws_solver.triton.dropin.environ) and ``enable(skip=...)``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver.triton import environ, reportlog
-from ws_solver.triton.session import CompileReport
+from ws_solver.triton.dropin import environ, reportlog
+from ws_solver.triton.dropin.session import CompileReport
 
 RECORDS_PER_WRITER = 200
 WRITERS = 4
@@ -170,7 +170,7 @@ def test_a_bad_variable_is_named(variable: str, value: str, message: str) -> Non
 
 
 def test_skip_patterns_are_checked() -> None:
-    from ws_solver.triton.session import Settings
+    from ws_solver.triton.dropin.session import Settings
 
     assert Settings(skip="k*").skip == ("k*",)
     assert Settings(skip=("a", "b*")).skipped_by("b1") == "b*"

@@ -115,7 +115,7 @@ def test_split_pipeline_matches_make_ttgir() -> None:
     from triton.backends.nvidia.compiler import CUDABackend
 
     from corpus.dump import Job, capture
-    from ws_solver.triton.make_ttgir import make_ttgir_stage
+    from ws_solver.triton.toolchain.make_ttgir import make_ttgir_stage
 
     def stock(options, capability):
         return lambda mod, md: CUDABackend.make_ttgir(mod, md, options, capability)

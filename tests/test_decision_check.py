@@ -7,8 +7,8 @@ import pytest
 
 from ws_solver.model.decision import UNMEASURED_REVERSAL_MARGIN, reversal
 from ws_solver.model.target import SM90, SM100
-from ws_solver.triton.binary_usage import BinaryUsage
-from ws_solver.triton.decision_check import Built, Candidate, settle
+from ws_solver.triton.dropin.decision_check import Built, Candidate, settle
+from ws_solver.triton.toolchain.binary_usage import BinaryUsage
 
 CLEAN = BinaryUsage(168, 0, 0, 0, False)
 SPILLING = BinaryUsage(255, 624, 1664, 1152, True)

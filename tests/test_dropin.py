@@ -27,16 +27,18 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 import corpus
-import ws_solver.pipeline as wpipe
+import ws_solver.pipeline.partition as wpipe
 import ws_solver.triton as wst
 from corpus import kernels as corpus_kernels
-from ws_solver import plancache, planrecord
 from ws_solver.model.channels import derive_channels
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.kinds import NodeKind
 from ws_solver.model.plan import Partition, Plan, complete_assignment
-from ws_solver.triton import kernel_compile, rewrites, versions
-from ws_solver.triton import make_ttgir as tpipe
+from ws_solver.pipeline import plancache, planrecord
+from ws_solver.triton.dropin import kernel_compile
+from ws_solver.triton.rewrites import chain as rewrites
+from ws_solver.triton.toolchain import make_ttgir as tpipe
+from ws_solver.triton.toolchain import versions
 
 pytestmark = pytest.mark.triton
 

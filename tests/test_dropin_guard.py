@@ -21,8 +21,9 @@ from triton.backends.nvidia.compiler import CUDAOptions
 
 import corpus
 import ws_solver.triton as wst
-from ws_solver.triton import dropin, kernel_compile
-from ws_solver.triton import guard as lguard
+from ws_solver.triton.dropin import kernel_compile
+from ws_solver.triton.dropin import switch as dropin
+from ws_solver.triton.guard import client as lguard
 
 pytestmark = pytest.mark.triton
 

@@ -12,7 +12,7 @@ pytest.importorskip("triton")
 from test_dropin import _compile, _stub_solver, isolated  # noqa: F401
 
 import ws_solver.triton as wst
-from ws_solver.triton import kernel_compile
+from ws_solver.triton.dropin import kernel_compile
 
 pytestmark = pytest.mark.triton
 

@@ -1,5 +1,5 @@
 """The drop-in checks what its partitioner returns before Triton lowers it: fault injection
-at ``ws_solver.triton.kernel_compile.partition_text`` (another kernel, the input unchanged, nothing,
+at ``triton.dropin.kernel_compile.partition_text`` (another kernel, the input unchanged, nothing,
 an exception, a hang). Each bad answer is a failed attempt with its reason in the warning and
 the report, the fallback chain goes on, and the report names the partitioner whose plan
 reached the binary. CPU only (Triton 3.6 compiles for sm_100 without a GPU)."""
@@ -23,8 +23,8 @@ from test_dropin import REPO_ROOT, _compile, _stub_solver, isolated  # noqa: E40
 
 import corpus  # noqa: E402
 import ws_solver.triton as wst  # noqa: E402
-from ws_solver.pipeline import partition_text  # noqa: E402
-from ws_solver.triton import kernel_compile  # noqa: E402
+from ws_solver.pipeline.partition import partition_text  # noqa: E402
+from ws_solver.triton.dropin import kernel_compile  # noqa: E402
 
 pytestmark = pytest.mark.triton
 
@@ -116,7 +116,7 @@ def test_hanging_partitioner_is_bounded(isolated, monkeypatch) -> None:  # noqa:
 EMPTY_ANSWER = """
 import warnings
 import ws_solver.triton as wst
-from ws_solver.triton import kernel_compile
+from ws_solver.triton.dropin import kernel_compile
 from test_dropin import _compile
 
 kernel_compile.partition_text = lambda text, strategy="optimal", **kw: ("", [])
@@ -157,7 +157,7 @@ def test_bad_plan_cache_record_is_solved_again(isolated, monkeypatch) -> None:  
 
     from triton import knobs
 
-    from ws_solver import plancache, planrecord
+    from ws_solver.pipeline import plancache, planrecord
 
     _stub_solver(monkeypatch)
     wst.enable("heuristic", lowering_timeout=None)

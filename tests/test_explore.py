@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.core.strategy import explore_rank, parse_strategy
 from ws_solver.encode import encode, solve
 from ws_solver.encode.alternatives import alternatives, signature
-from ws_solver.exploration import annotate_rank, explore_module
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
 from ws_solver.model.decision import DEPARTURE_MARGIN, departure
 from ws_solver.model.dfg import build_graph, ws_loops
-from ws_solver.pipeline import SolveOptions, plan_loop, resolve_target
-from ws_solver.strategy import explore_rank, parse_strategy
+from ws_solver.pipeline.exploration import annotate_rank, explore_module
+from ws_solver.pipeline.partition import SolveOptions, plan_loop, resolve_target
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.core.strategy import Strategy
 from ws_solver.heuristic import RULE_NAMES, decide, partition
 from ws_solver.model.check import check_plan
 from ws_solver.model.cost import evaluate
@@ -19,7 +20,6 @@ from ws_solver.model.kinds import NodeKind, NodeRole
 from ws_solver.model.plan import complete_assignment, is_assignable
 from ws_solver.model.target import SM100, target_for
 from ws_solver.model.unspecialized import single_partition_plan
-from ws_solver.strategy import Strategy
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 FILES = sorted(p.name for p in TTGIR.glob("*.ttgir"))
@@ -265,7 +265,7 @@ def _lower(graph_file: str, plan_of) -> None:
     from ws_solver.ir.annotate import annotate_loop
     from ws_solver.model.annotation import loop_annotation
     from ws_solver.model.dfg import build_graph, ws_loops
-    from ws_solver.triton.make_ttgir import parse_module_text, run_warp_specialize_only
+    from ws_solver.triton.toolchain.make_ttgir import parse_module_text, run_warp_specialize_only
 
     module = ir.parse((TTGIR / graph_file).read_text())
     (loop,) = ws_loops(module)

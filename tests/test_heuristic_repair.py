@@ -81,6 +81,6 @@ def test_overflow_measures_the_excess() -> None:
 
 
 def _no_deadline():
-    from ws_solver.clock import NO_DEADLINE
+    from ws_solver.core.clock import NO_DEADLINE
 
     return NO_DEADLINE

@@ -12,7 +12,7 @@ import pytest
 
 import corpus
 from ws_solver import ir
-from ws_solver.triton.hopper import (
+from ws_solver.triton.rewrites.hopper import (
     check_releases,
     fix_async_wgmma_release,
     fix_async_wgmma_release_report,
@@ -78,7 +78,7 @@ def _lowered(case: str) -> tuple[str, str]:
     from triton._C.libtriton import passes
 
     from tests.triton_util import context
-    from ws_solver.triton.make_ttgir import parse_module_text
+    from ws_solver.triton.toolchain.make_ttgir import parse_module_text
 
     entry = _index()[f"{case}.sm90.ttgir"]
     annotated = _manual_annotation((TTGIR / f"{case}.sm90.ttgir").read_text())
@@ -122,7 +122,7 @@ def test_rest_of_pipeline_compiles_to_cubin(case):
     from triton.backends.nvidia.compiler import CUDABackend
 
     from tests.triton_util import context
-    from ws_solver.triton.make_ttgir import parse_module_text, run_after_partition
+    from ws_solver.triton.toolchain.make_ttgir import parse_module_text, run_after_partition
 
     if "post_pipeline" not in inspect.signature(run_after_partition).parameters:
         pytest.skip("run_after_partition has no post_pipeline hook")
@@ -167,7 +167,7 @@ def test_synchronous_fallback_is_also_clean():
 
 
 def test_predicated_release_falls_back_to_synchronous():
-    from ws_solver.triton.hopper import _loops, _racy_releases
+    from ws_solver.triton.rewrites.hopper import _loops, _racy_releases
 
     lowered, _ = _lowered(GEMMS[0])
     module = ir.parse(lowered)

@@ -12,7 +12,7 @@ import pytest
 from benchmarks import hopper_route as hr
 from benchmarks.hopper_route import HopperVariant
 from ws_solver import ir
-from ws_solver.triton.versions import stages_hook
+from ws_solver.triton.toolchain.versions import stages_hook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from ws_solver.heuristic import decide
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import kernel_register_conflict, single_partition_plan
-from ws_solver.pipeline import SolveOptions, partition_module
+from ws_solver.pipeline.partition import SolveOptions, partition_module
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 TTGIR_39 = TTGIR.parent / "ttgir-3.9"

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
-from ws_solver.clock import Deadline, OutOfTime
+from ws_solver.core.clock import Deadline, OutOfTime
 from ws_solver.encode import encode, solve
 from ws_solver.model.cost import evaluate
 from ws_solver.model.cost_params import PARAMS
 from ws_solver.model.dfg import build_graphs
-from ws_solver.pipeline import SolveOptions, partition_text, resolve_target
+from ws_solver.pipeline.partition import SolveOptions, partition_text, resolve_target
 from ws_solver.report.partition import summary_line
 
 solve_mod = importlib.import_module("ws_solver.encode.solve")  # the package exports `solve`

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from ortools.sat.python import cp_model
 
-from ws_solver import ir, plancache
-from ws_solver.clock import Deadline, OutOfTime
+from ws_solver import ir
+from ws_solver.core.clock import Deadline, OutOfTime
 from ws_solver.encode import encode, solve
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
@@ -29,7 +29,8 @@ from ws_solver.model.resources import (
 )
 from ws_solver.model.target import SM90, target_for
 from ws_solver.model.unspecialized import single_partition_plan
-from ws_solver.pipeline import SolveOptions, plan_loop
+from ws_solver.pipeline import plancache
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
 TTGIR = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 TTGIR_39 = TTGIR.parent / "ttgir-3.9"

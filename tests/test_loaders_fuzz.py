@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ws_solver import ir, plancache, planrecord
+from ws_solver import ir
 from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graph, ws_loops
 from ws_solver.model.target import target_for
-from ws_solver.pipeline import SolveOptions, plan_loop
-from ws_solver.triton import tunecache
+from ws_solver.pipeline import plancache, planrecord
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
+from ws_solver.triton.autotuning import tunecache
 
 REPO = Path(__file__).resolve().parent.parent
 GEMM = REPO / "corpus" / "ttgir" / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"

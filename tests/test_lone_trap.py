@@ -6,7 +6,12 @@ warp-specialized kernel on sm_100 to a lone trap: it needs 576 TMEM columns
 
 from __future__ import annotations
 
-from ws_solver.triton.unlaunchable import LONE_TRAP, lone_trap, tensor_memory_overflow, unlaunchable
+from ws_solver.triton.toolchain.unlaunchable import (
+    LONE_TRAP,
+    lone_trap,
+    tensor_memory_overflow,
+    unlaunchable,
+)
 
 TRAPPED = """\
 ; ModuleID = 'LLVMDialectModule'

@@ -164,8 +164,8 @@ def _lowered(name: str, plan: Plan) -> str:
     from ws_solver.ir.annotate import annotate_loop
     from ws_solver.model.annotation import loop_annotation
     from ws_solver.model.dfg import build_graph, ws_loops
-    from ws_solver.triton import rewrites
-    from ws_solver.triton.guard import LoweringGuard, LoweringJob
+    from ws_solver.triton.guard.client import LoweringGuard, LoweringJob
+    from ws_solver.triton.rewrites import chain as rewrites
 
     module = ir.parse((TTGIR / name).read_text())
     (loop,) = ws_loops(module)

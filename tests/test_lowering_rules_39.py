@@ -59,7 +59,7 @@ def test_targets_default_to_36_and_take_a_version() -> None:
 
 
 def test_the_dropin_reads_the_inserted_default_partition_from_the_model() -> None:
-    from ws_solver.triton import versions
+    from ws_solver.triton.toolchain import versions
 
     for name, row in versions.SUPPORTED.items():
         assert row.inserts_default_partition == LOWERING[name].inserts_default_partition

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import ws_solver.triton as wst
-from ws_solver import options
-from ws_solver.pipeline import SolveOptions
+from ws_solver.core import options
+from ws_solver.pipeline.partition import SolveOptions
 
 BAD = [
     ({"time_limit": "abc"}, "time_limit must be a number"),

@@ -1,4 +1,4 @@
-"""Sinking sm_90 wgmma waits to their first use (ws_solver.triton.overlap)."""
+"""Sinking sm_90 wgmma waits to their first use (ws_solver.triton.rewrites.overlap)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ws_solver import ir
-from ws_solver.triton.overlap import sink_wgmma_waits, sink_wgmma_waits_report
-from ws_solver.triton.wgmma import DOT, WAIT
+from ws_solver.triton.rewrites.overlap import sink_wgmma_waits, sink_wgmma_waits_report
+from ws_solver.triton.rewrites.wgmma import DOT, WAIT
 
 SMEM = "!ttg.memdesc<64x64xf16, #shared, #smem>"
 ACC = "tensor<64x64xf32, #mma>"
@@ -352,7 +352,7 @@ def test_specialized_ahead_consumer_overlaps_and_releases_no_stage_early(per_war
     Hopper fix's checker finds no stage released under an in-flight wgmma either way."""
     from corpus import kernels as corpus_kernels
     from tests.triton_util import compile_corpus_config
-    from ws_solver.triton.hopper import check_releases
+    from ws_solver.triton.rewrites.hopper import check_releases
 
     config = corpus_kernels.load("attention_fwd").CONFIGS["d128_m128n128_w8_s3_ahead"]
     ttgir = compile_corpus_config(

@@ -1,7 +1,7 @@
 """The wgmma wait sinking is withheld from 2-stage loops without stage releases (a race on
 the H200), and kept where it was measured deterministic."""
 
-from ws_solver.triton.rewrites import (
+from ws_solver.triton.rewrites.chain import (
     OVERLAP_CONTAINED,
     SinkWgmmaWaits,
     Withheld,

@@ -1,5 +1,5 @@
-"""The check of a partitioner's output against its input (ws_solver.triton.partition_check)
-and the deadline the drop-in partitions under (ws_solver.triton.deadline). No Triton needed."""
+"""The check of a partitioner's output against its input (ws_solver.triton.dropin.partition_check)
+and the deadline the drop-in partitions under (triton.dropin.deadline). No Triton needed."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver.pipeline import partition_text
-from ws_solver.triton.deadline import DeadlineExceeded, call_with_deadline
-from ws_solver.triton.partition_check import UntrustedResult, check_partitioned
+from ws_solver.pipeline.partition import partition_text
+from ws_solver.triton.dropin.deadline import DeadlineExceeded, call_with_deadline
+from ws_solver.triton.dropin.partition_check import UntrustedResult, check_partitioned
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
 

@@ -1,4 +1,4 @@
-"""ws_solver.triton.pingpong: the two warp groups of an sm_90 consumer take turns at the
+"""ws_solver.triton.rewrites.pingpong: the two warp groups of an sm_90 consumer take turns at the
 tensor cores (named barriers in the PTX)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from ws_solver.triton.candidates import parse
-from ws_solver.triton.pingpong import take_turns
-from ws_solver.triton.wgrelease import release_per_warp_group
+from ws_solver.triton.autotuning.candidates import parse
+from ws_solver.triton.rewrites.pingpong import take_turns
+from ws_solver.triton.rewrites.wgrelease import release_per_warp_group
 
 # An attention-shaped consumer as Triton prints it: a loop that waits for K, issues S = Q·Kᵀ
 # (group A), awaits it, releases K's stage under the partition barrier, computes (the

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from test_plan_records import GEMM, GEMM_36, stored, ws_solver
 
-from ws_solver import cachefiles, plancache, planrecord
+from ws_solver.core import cachefiles
+from ws_solver.pipeline import plancache, planrecord
 
 
 def first_run(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver import ir, plancache, planrecord
+from ws_solver import ir
 from ws_solver.model.check import check_plan
 from ws_solver.model.dfg import build_graph, ws_loops
 from ws_solver.model.target import target_for
-from ws_solver.pipeline import SolveOptions, plan_loop
+from ws_solver.pipeline import plancache, planrecord
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"

@@ -18,7 +18,7 @@ import pytest
 
 from ws_solver.backends.local import LocalBackend, usable_cores
 from ws_solver.cli.backend_options import backend_from_args
-from ws_solver.processes import python_command
+from ws_solver.core.processes import python_command
 
 REPO = Path(__file__).resolve().parent.parent
 # A module that shadows the standard library's `select` (which subprocess and multiprocessing
@@ -127,7 +127,7 @@ def test_pool_workers_do_not_import_from_the_working_directory(tmp_path: Path) -
 
 
 GUARD = """
-from ws_solver.triton.guard import STARTUP_TIMEOUT_S, _ServerHandle
+from ws_solver.triton.guard.client import STARTUP_TIMEOUT_S, _ServerHandle
 handle = _ServerHandle.start()
 hello = handle._receive(STARTUP_TIMEOUT_S, retry=False)
 handle.proc.stdin.close()
@@ -157,7 +157,7 @@ def test_a_python_command_keeps_the_working_directory_out(tmp_path: Path) -> Non
 
 HELPER = """
 import subprocess, time
-from ws_solver.processes import die_with_parent, python_command
+from ws_solver.core.processes import die_with_parent, python_command
 child = subprocess.Popen(
     python_command(code="import time; time.sleep(600)"), preexec_fn=die_with_parent()
 )

@@ -41,9 +41,9 @@ from backend_helpers import (
 
 from ws_solver.backends import BackendError, open_backend
 from ws_solver.cli.compare import compare_on
-from ws_solver.exploration import document, explore_module
 from ws_solver.ir import parse
-from ws_solver.pipeline import SolveOptions
+from ws_solver.pipeline.exploration import document, explore_module
+from ws_solver.pipeline.partition import SolveOptions
 
 TWO_LOOPS = (
     Path(__file__).resolve().parent.parent

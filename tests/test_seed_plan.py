@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver.agreement import agreement, side_by_side
 from ws_solver.heuristic import decide
 from ws_solver.ir import Op, parse
 from ws_solver.model import build_graphs
 from ws_solver.model.plan import Partition, Plan
 from ws_solver.model.target import target_for
+from ws_solver.pipeline.agreement import agreement, side_by_side
 from ws_solver.report import compare as cmp
-from ws_solver.triton.seed_plan import (
+from ws_solver.research.seed_plan import (
     SCHEDULER,
     SeedError,
     SeedUnavailable,

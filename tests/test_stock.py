@@ -1,5 +1,5 @@
 """Stock Triton's decision, recorded with the corpus dumps (corpus/stock.py) and read for
-`compare` (ws_solver.stock, comparison.attach_stock)."""
+`compare` (ws_solver.pipeline.stock, comparison.attach_stock)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
-from ws_solver.comparison import attach_stock, decided_specialized
 from ws_solver.model.dfg import ws_loops
-from ws_solver.stock import (
+from ws_solver.pipeline.comparison import attach_stock, decided_specialized
+from ws_solver.pipeline.stock import (
     FAILS,
     SPECIALIZED,
     UNKNOWN,

@@ -20,7 +20,7 @@ from ws_solver.model.dfg import build_graph, ws_loops
 from ws_solver.model.mma_stalls import stores_tile
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import single_partition_plan
-from ws_solver.pipeline import SolveOptions, partition_text
+from ws_solver.pipeline.partition import SolveOptions, partition_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus" / "ttgir"

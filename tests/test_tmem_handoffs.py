@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.core.strategy import Strategy
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.dfg import build_graphs
 from ws_solver.model.kinds import TMEM_LOAD, NodeKind
@@ -17,8 +18,7 @@ from ws_solver.model.plan import Plan
 from ws_solver.model.resources import shared_and_tensor_memory
 from ws_solver.model.target import target_for
 from ws_solver.model.unspecialized import single_partition_plan
-from ws_solver.pipeline import SolveOptions, plan_loop
-from ws_solver.strategy import Strategy
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FOLDERS = {"3.6.0": CORPUS / "ttgir", "3.9.0": CORPUS / "ttgir-3.9"}

@@ -19,7 +19,7 @@ from ws_solver.model.dfg import build_graphs
 from ws_solver.model.plan import Partition, Plan
 from ws_solver.model.resources import padded_warps
 from ws_solver.model.target import SM100, target_for
-from ws_solver.pipeline import SolveOptions, plan_loop
+from ws_solver.pipeline.partition import SolveOptions, plan_loop
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FOLDERS = {"3.6.0": CORPUS / "ttgir", "3.9.0": CORPUS / "ttgir-3.9"}

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from ws_solver.triton import versions
+from ws_solver.triton.toolchain import versions
 
 
 def test_supported_versions_are_3_6_and_3_9() -> None:

@@ -1,4 +1,4 @@
-"""ws_solver.triton.wgrelease: per-warp-group stage release in the PTX of sm_90 kernels."""
+"""ws_solver.triton.rewrites.wgrelease: per-warp-group stage release in the PTX of sm_90 kernels."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ws_solver.triton.wgrelease import release_per_warp_group, release_ring_depth
+from ws_solver.triton.rewrites.wgrelease import release_per_warp_group, release_ring_depth
 
 # The shape Triton 3.6 prints for a specialized kernel with an 8-warp default region: a
 # "first thread of 256" predicate, a 3-deep "empty" ring at 1024 and a "full" ring at 1056
@@ -223,7 +223,8 @@ def test_it_can_be_turned_off():
 @pytest.mark.triton
 def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch):
     """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX."""
-    from ws_solver.triton import rewrites, wgrelease
+    from ws_solver.triton.rewrites import chain as rewrites
+    from ws_solver.triton.rewrites import wgrelease
 
     def broken(ptx, warps, depth):
         out, report = wgrelease.release_per_warp_group(ptx, warps, depth)
@@ -261,7 +262,7 @@ ATTENTION_NOTES = {
 @pytest.mark.triton
 @pytest.mark.parametrize("config", ["d128_m128n128_w8_s2", "causal_d128_m128n128_w8_s2"])
 def test_what_it_does_to_ws_solvers_attention_plans(config):
-    from ws_solver.triton import versions
+    from ws_solver.triton.toolchain import versions
 
     kernel = _compile("attention_fwd", config, "optimal")
     notes = _release_notes(kernel)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ws_solver.triton.versions import SUPPORTED
+from ws_solver.triton.toolchain.versions import SUPPORTED
 
 REPO = Path(__file__).resolve().parent.parent
 # Top-level entries of the checkout the build does not read (dot folders are skipped too).

@@ -54,7 +54,7 @@ def compile_corpus_kernel(
 
     from corpus import kernels as corpus_kernels
     from corpus.dump import ast_source
-    from ws_solver.triton import dropin
+    from ws_solver.triton.dropin import switch as dropin
 
     src = ast_source(kernel, config)
     with (

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # `ws_solver.explore(...)` without importing the solver on `import ws_solver`.
     if name == "explore":
-        from .exploration import explore
+        from .pipeline.exploration import explore
 
         return explore
     raise AttributeError(f"module 'ws_solver' has no attribute {name!r}")

@@ -6,7 +6,7 @@ at start-up: with ``WS_SOLVER`` unset or empty it reads ``os.environ`` (``os`` i
 imported by then) and does nothing else. With it set, it imports this module (and the light
 ``ws_solver/__init__``) and calls ``install()``, which puts a watcher on ``sys.meta_path``:
 nothing else happens until the process imports ``triton``. Right after Triton's package has
-run, ``ws_solver.triton.environ.activate()`` reads the other ``WS_SOLVER_*`` variables and
+run, ``ws_solver.triton.dropin.environ.activate()`` reads the other ``WS_SOLVER_*`` variables and
 calls ``enable()`` (docs/torch-compile.md). A process that never imports Triton never loads
 more of ws_solver than this module.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .envvars import VARIABLE, requested
+from .core.envvars import VARIABLE, requested
 
 PTH_NAME = "ws_solver_autoload.pth"
 TRITON = "triton"
@@ -106,14 +106,14 @@ class _ActivatingLoader:
 
 
 def _activate() -> None:
-    """``ws_solver.triton.environ.activate()`` once per process; it reports its own failures
+    """``ws_solver.triton.dropin.environ.activate()`` once per process; it reports its own failures
     as one line, and anything that escapes it still must not break ``import triton``."""
     global _activated
     if _activated:
         return
     _activated = True
     try:
-        from .triton.environ import activate
+        from .triton.dropin.environ import activate
 
         activate()
     except Exception as e:  # e.g. ws_solver's dependencies missing from this environment

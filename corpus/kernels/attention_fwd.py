@@ -9,7 +9,7 @@ backward pass.
 ``AHEAD`` computes S = Q·Kᵀ one key block ahead, as FlashAttention-3's intra-warp-group
 overlap does: each iteration issues the next block's S and then runs this block's softmax and
 P·V (in the causal kernel, in the off-band loop). On sm_90, ws_solver's wait sinking
-(``ws_solver.triton.overlap``) lets that softmax run under the wgmma of the next S; Triton's
+(``ws_solver.triton.rewrites.overlap``) lets that softmax run under the next S's wgmma; Triton's
 pipeliner alone waits for it at once.
 The GPU helpers (make_inputs / launch / reference) need torch and a GPU and are not tested
 where the corpus is dumped.

@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
 
-from ..processes import safe_path_children, watch_parent
+from ..core.processes import safe_path_children, watch_parent
 from .base import Backend, one_line, run_one
 
 
@@ -28,7 +28,7 @@ class LocalBackend(Backend):
     A worker that dies breaks the whole pool: the tasks running beside it fail with it and
     are retried (each counts an attempt) in a fresh pool. `jobs` is capped at the usable
     cores (`requested` keeps what was asked). Workers start with the working directory out
-    of `sys.path` and end when this process does (`ws_solver.processes`)."""
+    of `sys.path` and end when this process does (`ws_solver.core.processes`)."""
 
     name = "local"
 

@@ -12,8 +12,8 @@ import os
 import sys
 
 from .. import __version__
-from ..envvars import VARIABLE
-from ..triton.versions import UnsupportedTritonVersion
+from ..core.envvars import VARIABLE
+from ..triton.toolchain.versions import UnsupportedTritonVersion
 from . import compare, demo, explain, explore, graph, partition, reports, tune
 from .common import PROG, CliError, report, resource_failure
 

@@ -12,10 +12,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import ir, options
+from .. import ir
+from ..core import options
+from ..core.strategy import Strategy
 from ..model import LoopGraph, build_graph, ws_loops
 from ..model.check import check_plan
-from ..strategy import Strategy
 from . import files
 from .errors import CliError
 from .files import check_distinct, check_output, write_bytes  # noqa: F401 (for the commands)
@@ -173,7 +174,7 @@ def non_negative_int(text: str) -> int:
 
 
 def argument_type(check: Callable[[str], object], name: str) -> Callable[[str], object]:
-    """An argparse type from one of ``ws_solver.options``' parsers (ValueError → usage error)."""
+    """An argparse type from one of ``core.options``' parsers (ValueError → usage error)."""
 
     def convert(text: str) -> object:
         try:
@@ -197,7 +198,7 @@ def add_command(subparsers, name: str, help: str, description: str, epilog: str)
 
 
 def add_strategy_argument(parser: argparse.ArgumentParser) -> None:
-    from ..strategy import PIPELINE_STRATEGIES, Strategy
+    from ..core.strategy import PIPELINE_STRATEGIES, Strategy
 
     parser.add_argument(
         "--strategy",
@@ -226,7 +227,7 @@ def add_solver_arguments(
     cache: bool,
     clock_help: str = WALL_CLOCK_HELP,
 ) -> None:
-    """--time-limit, --workers, --seed (checked by ``ws_solver.options``) and the plan-cache
+    """--time-limit, --workers, --seed (checked by ``ws_solver.core.options``) and the plan-cache
     switch."""
     workers = options.DEFAULT_WORKERS
     parser.add_argument(
@@ -290,7 +291,7 @@ def triton_version(args: argparse.Namespace) -> str:
     """The Triton release to plan for: --triton-version (checked: a CliError, exit 2, names
     the supported ones), else the installed one when supported, else 3.6.0."""
     from ..model.lowering_facts import lowering_facts
-    from ..triton.versions import planning_version
+    from ..triton.toolchain.versions import planning_version
 
     asked = getattr(args, "triton_version", None)
     if asked is None:
@@ -304,7 +305,7 @@ def triton_version(args: argparse.Namespace) -> str:
 def solve_options(args: argparse.Namespace, wall_clock: bool = True):
     """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache;
     `wall_clock` False bounds deterministic time only (reports that must repeat)."""
-    from ..pipeline import SolveOptions
+    from ..pipeline.partition import SolveOptions
 
     return SolveOptions(
         time_limit=args.time_limit,
@@ -320,7 +321,7 @@ def report_plan_cache(options) -> None:
     a read-only folder, an untrusted key): the run solved everything and keeps nothing."""
     if not getattr(options, "cache", False):
         return
-    from .. import plancache
+    from ..pipeline import plancache
 
     why = plancache.unusable()
     if why:
@@ -330,7 +331,7 @@ def report_plan_cache(options) -> None:
 def module_target(path: Path, module: ir.Module, override: str | None, triton: str | None = None):
     """The Target to plan for: `override`, else the module's ttg.target (CliError if neither),
     under Triton `triton`'s lowering rules (None: 3.6.0)."""
-    from ..pipeline import resolve_target
+    from ..pipeline.partition import resolve_target
 
     try:
         return resolve_target(module, override, triton)

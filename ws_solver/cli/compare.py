@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends import Backend, TaskResult
-from ..comparison import attach_stock, compare_document, compare_loop, failure_record
+from ..core.strategy import Strategy
 from ..model import LoopGraph, Target, build_graph, target_for
+from ..pipeline.comparison import attach_stock, compare_document, compare_loop, failure_record
+from ..pipeline.stock import StockDecision, recorded
 from ..report import compare as cmp
-from ..stock import StockDecision, recorded
-from ..strategy import Strategy
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
     DETERMINISTIC_HELP,
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
 def seed_version() -> str | None:
     """The installed Triton if its scheduler is the seed's; else None, said in one line."""
-    from ..triton.seed_plan import SeedUnavailable, installed_version
+    from ..research.seed_plan import SeedUnavailable, installed_version
 
     try:
         return installed_version()
@@ -159,9 +159,9 @@ def seed_version() -> str | None:
 def add_seed_column(document: dict, triton: str) -> None:
     """Put Triton's own plan beside the heuristic's in each loop record (`"seed"`), and its
     summary in the document."""
-    from ..agreement import seed_summary, side_by_side
     from ..heuristic import decide
-    from ..triton.seed_plan import seed_plans
+    from ..pipeline.agreement import seed_summary, side_by_side
+    from ..research.seed_plan import seed_plans
 
     by_file: dict[str, list[dict]] = {}
     for r in document["loops"]:

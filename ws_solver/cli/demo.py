@@ -97,7 +97,7 @@ def bundled_corpus(triton: str = DEFAULT_TRITON) -> Path:
     """The corpus dumped by Triton `triton` (corpus/ttgir for 3.6.0, corpus/ttgir-3.9 for
     3.9.0): the copy an installed wheel holds (`packaged_corpus`), else the one of the
     checkout the package lives in (an editable install), else the current folder's."""
-    from ..triton.versions import lookup
+    from ..triton.toolchain.versions import lookup
 
     folder = lookup(triton).corpus_dir
     checkout = Path(__file__).resolve().parents[2]

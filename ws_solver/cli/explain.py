@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explain_loop(file: str, graph, target, strategy: str, options) -> ex.Explained:
-    from ..pipeline import plan_loop
+    from ..pipeline.partition import plan_loop
 
     place = loop_place(file, graph.kernel, graph.loop_index, graph.line)
     try:

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..exploration import LoopFailed, annotate_rank, document, explore_module
-from ..strategy import MAX_PLANS
+from ..core.strategy import MAX_PLANS
+from ..pipeline.exploration import LoopFailed, annotate_rank, document, explore_module
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
 from .common import (
     EXIT_BAD_INPUT,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..model import build_graph
-from ..pipeline import LoopError, partition_module
+from ..pipeline.partition import LoopError, partition_module
 from ..report.partition import partition_document, summary_line, to_json
 from .common import (
     EXIT_BAD_INPUT,

@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, replace
 
 from ..report.reports import render
-from ..triton import reportlog
+from ..triton.dropin import reportlog
 from .common import EXIT_BAD_INPUT, EXIT_OK, CliError, add_command, exit_status_epilog
 
 DESCRIPTION = """\

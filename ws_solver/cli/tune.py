@@ -22,11 +22,11 @@ from typing import Any
 
 from .. import __version__
 from ..backends.local import usable_cores
-from ..processes import die_with_parent, python_command
+from ..core.processes import die_with_parent, python_command
 from ..report import tune as render
-from ..triton.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
-from ..triton.launcher import unavailable
-from ..triton.tuning import first_line
+from ..triton.autotuning.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
+from ..triton.autotuning.launcher import unavailable
+from ..triton.autotuning.tuning import first_line
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -202,7 +202,7 @@ def select(kernels: ModuleType, names: str, configs: str) -> list[tuple[str, str
 
 
 def tuner_for(module: ModuleType, args: argparse.Namespace) -> Any:
-    from ..triton.autotuner import Autotuner, timer_from
+    from ..triton.autotuning.autotuner import Autotuner, timer_from
 
     return Autotuner(
         module.KERNEL,
@@ -296,8 +296,8 @@ def tune_config(
 ) -> dict:
     import torch
 
-    from ..triton.autotuner import last_tuning_report
-    from ..triton.tuning import time_rounds
+    from ..triton.autotuning.autotuner import last_tuning_report
+    from ..triton.autotuning.tuning import time_rounds
 
     module = kernels.load(kernel)
     cfg = module.CONFIGS[config]
@@ -386,7 +386,7 @@ def environment() -> dict:
     import torch
     import triton
 
-    from ..triton.launcher import device_name
+    from ..triton.autotuning.launcher import device_name
 
     return {
         "device": device_name(),

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..core.options import DEFAULT_WORKERS
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
-from ..options import DEFAULT_WORKERS
 from .build import encode
 from .decode import decode, fit
 from .solve import add_hint, search, solve, valid_cost

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from time import perf_counter
 
-from ..clock import NO_DEADLINE, Deadline
+from ..core.clock import NO_DEADLINE, Deadline
 from ..model.cost_table import cost_table
 from ..model.graph import LoopGraph
 from ..model.target import Target

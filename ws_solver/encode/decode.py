@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..core.strategy import Strategy
 from ..model.kinds import NodeKind, NodeRole
 from ..model.plan import Channel, Partition, Plan, complete_assignment
 from ..model.unspecialized import single_partition_registers
-from ..strategy import Strategy
 from .constraints import first_free_partition, symmetry_order
 from .variables import Encoding, Lit
 

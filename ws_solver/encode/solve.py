@@ -14,7 +14,9 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
-from ..clock import NO_DEADLINE, Deadline, OutOfTime
+from ..core.clock import NO_DEADLINE, Deadline, OutOfTime
+from ..core.options import DEFAULT_WORKERS
+from ..core.strategy import Strategy
 from ..heuristic import partition as heuristic_partition
 from ..model.check import check_plan
 from ..model.cost import Cost, evaluate
@@ -23,8 +25,6 @@ from ..model.graph import LoopGraph
 from ..model.plan import Plan
 from ..model.target import Target
 from ..model.unspecialized import single_partition_plan
-from ..options import DEFAULT_WORKERS
-from ..strategy import Strategy
 from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding

@@ -15,7 +15,7 @@ Region ops, terminators and reduce combiners are left to `complete_assignment`.
 
 from __future__ import annotations
 
-from ..clock import NO_DEADLINE, Deadline
+from ..core.clock import NO_DEADLINE, Deadline
 from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
 from ..model.kinds import NodeRole, op_traits

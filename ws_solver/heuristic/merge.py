@@ -17,7 +17,7 @@ import bisect
 import heapq
 from collections.abc import Iterable
 
-from ..clock import NO_DEADLINE, Deadline
+from ..core.clock import NO_DEADLINE, Deadline
 from ..model.graph import LoopGraph
 from ..model.plan import Merge
 from .facts import TMEM, Facts

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..clock import NO_DEADLINE, Deadline
+from ..core.clock import NO_DEADLINE, Deadline
+from ..core.strategy import Strategy
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.cost_table import CostTable, cost_table
@@ -14,7 +15,6 @@ from ..model.plan import Partition, Plan
 from ..model.resources import padded_warps, registers_needed
 from ..model.target import Target, target_for
 from ..model.unspecialized import single_partition_plan
-from ..strategy import Strategy
 from .assign import assign, cap_partitions, group_cost, number_partitions, role_of
 from .facts import MMA_REG, NOT_ISSUE, Facts, facts_for
 from .merge import MergeState, merge_data_partitions

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from ..clock import Deadline
+from ..core.clock import Deadline
+from ..core.strategy import Strategy
 from ..model.cost import evaluate
 from ..model.cost_table import CostTable
 from ..model.graph import LoopGraph
@@ -31,7 +32,6 @@ from ..model.lowering import lowering_violations
 from ..model.plan import Merge, Partition, Plan
 from ..model.resources import padded_warps, shared_and_tensor_memory
 from ..model.target import Target
-from ..strategy import Strategy
 from .assign import assign, role_of
 from .facts import MMA_REG, Facts
 from .resources import (

@@ -1,6 +1,6 @@
 """What each supported Triton release's warp-specialization lowering accepts: one row per
 version, each difference a named flag that `lowering.py` reads (one home for the model; the
-drop-in's `ws_solver/triton/versions.py` reads `inserts_default_partition` from here). Two
+drop-in's `ws_solver/triton/toolchain/versions.py` reads `inserts_default_partition` from here). Two
 entries are about speed and registers, not legality: `pipelines_wgmma_chains`, read by the
 cost table, and `capped_register_scale_percent`, a fact of the ptxas each release ships,
 read by `resources.registers_needed`.

@@ -1,4 +1,4 @@
-"""The comparison document (`ws_solver.comparison`) for people and tools: JSON, and one
+"""The comparison document (`ws_solver.pipeline.comparison`) for people and tools: JSON, and one
 document model rendered as text, Markdown or HTML."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ TABLE_COLUMNS = (
 )
 # With `compare --triton-plan`: Triton's own plan (the seed) beside the heuristic's.
 SEED_COLUMNS = (("II seed", "r"), ("seed vs H", "l"))
-# Stock Triton's decision, where the dump recorded it (ws_solver.stock).
+# Stock Triton's decision, where the dump recorded it (ws_solver.pipeline.stock).
 STOCK_COLUMNS = (("stock", "l"),)
 STOCK_WORDS = {"specialized": "WS", "unspecialized": "no WS", "fails": "fails"}
 DIFFERS = "≠"

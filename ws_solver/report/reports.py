@@ -1,11 +1,11 @@
 """The table `ws-solver reports` prints: one row per compile of a compile log
-(``ws_solver.triton.reportlog``), then totals and the processes that stayed off."""
+(``ws_solver.triton.dropin.reportlog``), then totals and the processes that stayed off."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from ..triton.reportlog import Row, Summary
+from ..triton.dropin.reportlog import Row, Summary
 
 HEADER = ("pid", "kernel", "sm", "asked", "used", "plans", "fb", "decision", "stock", "rule", "s")
 

@@ -15,7 +15,8 @@ See docs/dropin.md and docs/autotune.md. Importing this package does not import 
 
 from typing import Any
 
-from .dropin import (
+from .dropin.session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
+from .dropin.switch import (
     cache_dir,
     compile_reports,
     current_settings,
@@ -26,12 +27,11 @@ from .dropin import (
     partitioner,
     reset_jit_caches,
 )
-from .session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
-from .unlaunchable import TensorMemoryOverflow
-from .versions import SUPPORTED as SUPPORTED_TRITON_VERSIONS
-from .versions import UnsupportedTritonVersion
+from .toolchain.unlaunchable import TensorMemoryOverflow
+from .toolchain.versions import SUPPORTED as SUPPORTED_TRITON_VERSIONS
+from .toolchain.versions import UnsupportedTritonVersion
 
-# In ws_solver.triton.autotuner, which imports Triton: loaded on first use.
+# In ws_solver.triton.autotuning.autotuner, which imports Triton: loaded on first use.
 _AUTOTUNER = ("autotune", "Autotuner", "WSTuningWarning", "last_tuning_report", "tuning_reports")
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _AUTOTUNER:
-        from . import autotuner
+        from .autotuning import autotuner
 
         value = getattr(autotuner, name)
         globals()[name] = value

@@ -1,0 +1,2 @@
+"""The bottom layer every other one shares: strategies, solver options, deadlines, the
+environment variables' names, cache files and helper processes."""

@@ -1,0 +1,118 @@
+"""Names for what the drop-in can build from one kernel: a strategy plus the drop-in's knobs.
+
+A name is a drop-in strategy, then optional ``~`` knob suffixes:
+
+- ``ov0``: sm_90 wgmma waits left where Triton's pipeliner put them (``overlap_wgmma=False``);
+- ``wg0``: Triton's partition-wide stage releases kept (``release_per_warp_group=False``);
+- ``tt1``: the two warp groups of such a consumer take turns at the tensor cores
+  (``take_turns=True``);
+- ``s+N`` / ``s-N``: the launch's ``num_stages`` plus or minus N.
+
+For example ``explore:2``, ``heuristic~ov0``, ``none~s+1``, ``triton~ov0~wg0`` (Triton's
+partitioner with only the Hopper fix). Names carry no commas or spaces, so they pass through
+command lines and job names. The plan sweep (``benchmarks/variants.py``) and the autotuner
+(``ws_solver.triton.autotune``) share this grammar.
+
+A *spec* in an autotuner's ``candidates`` is a name, except that ``explore:N`` stands for the
+model's N best plans, ``explore:0`` .. ``explore:N-1`` (with the same knob suffixes on each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from ...core.strategy import EXPLORE, Strategy, explore_rank
+
+PLANS = tuple(s.value for s in Strategy)  # explore:K aside
+SEP = "~"
+# What ws_solver.triton.autotune tries unless told otherwise, and what it builds untuned.
+DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "explore:4")
+DEFAULT_STRATEGY = "optimal"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One drop-in build: a strategy and the knobs it is built with."""
+
+    plan: str  # a drop-in strategy: optimal, heuristic, triton, none or explore:K
+    overlap_wgmma: bool = True
+    release_per_warp_group: bool = True
+    stage_delta: int = 0  # added to the launch's num_stages
+    take_turns: bool = False
+
+    @property
+    def name(self) -> str:
+        knobs = []
+        if not self.overlap_wgmma:
+            knobs.append("ov0")
+        if not self.release_per_warp_group:
+            knobs.append("wg0")
+        if self.take_turns:
+            knobs.append("tt1")
+        if self.stage_delta:
+            knobs.append(f"s{self.stage_delta:+d}")
+        return SEP.join([self.plan, *knobs])
+
+    def enable_keywords(self) -> dict:
+        """The ``ws_solver.triton.enable`` keywords for the knobs (the strategy aside)."""
+        return {
+            "overlap_wgmma": self.overlap_wgmma,
+            "release_per_warp_group": self.release_per_warp_group,
+            "take_turns": self.take_turns,
+        }
+
+    def num_stages(self, base: int) -> int:
+        return base + self.stage_delta
+
+
+# The unspecialized kernel with none of ws_solver's rewrites: what candidates are checked
+# against (Triton's own sm_90 route for a warp_specialize loop is the racy one).
+REFERENCE = Candidate("none", overlap_wgmma=False, release_per_warp_group=False)
+
+
+def is_plan(text: str) -> bool:
+    rank = text[len(EXPLORE) :]
+    return text in PLANS or (text.startswith(EXPLORE) and rank.isdigit())
+
+
+def parse(name: str) -> Candidate:
+    """The candidate a name stands for; ValueError naming the bad part otherwise."""
+    plan, *knobs = name.split(SEP)
+    if not is_plan(plan):
+        choices = ", ".join((*PLANS, "explore:K"))
+        raise ValueError(f"{name!r}: unknown strategy {plan!r}; choose from {choices}")
+    fields: dict = {}
+    for knob in knobs:
+        if knob == "ov0":
+            fields["overlap_wgmma"] = False
+        elif knob == "wg0":
+            fields["release_per_warp_group"] = False
+        elif knob == "tt1":
+            fields["take_turns"] = True
+        elif knob[:1] == "s" and knob[1:2] in ("+", "-") and knob[2:].isdigit():
+            fields["stage_delta"] = int(knob[1:])
+        else:
+            raise ValueError(f"{name!r}: unknown knob {knob!r}; use ov0, wg0, tt1, s+N or s-N")
+    return Candidate(plan, **fields)
+
+
+def expand(specs: Iterable[str] | str) -> tuple[Candidate, ...]:
+    """The candidates a list of specs names, in order, each once (``explore:N`` is ranks
+    0..N-1). A string is split at commas."""
+    if isinstance(specs, str):
+        specs = [s for s in (part.strip() for part in specs.split(",")) if s]
+    out: dict[str, Candidate] = {}
+    for spec in specs:
+        first = parse(spec)
+        count = explore_rank(first.plan)
+        if count is None:
+            found = [first]
+        elif count == 0:
+            raise ValueError(f"{spec!r}: explore:N asks for the N best plans; N must be >= 1")
+        else:
+            found = [replace(first, plan=f"{EXPLORE}{k}") for k in range(count)]
+        out.update((c.name, c) for c in found)
+    if not out:
+        raise ValueError("no candidates given")
+    return tuple(out.values())

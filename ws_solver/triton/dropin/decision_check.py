@@ -1,0 +1,231 @@
+"""The drop-in's specialize decision, checked by the compiler before it is kept.
+
+The model decides whether to specialize a kernel's loops; two facts it cannot see are
+checked here, each by building the kernel in the lowering guard's child process (as far as
+ptxas, `guard_server.probe_binary` and `probe_stock`):
+
+1. **Stock Triton's decision.** What Triton would build for the same kernel without
+   ws_solver: specialized or not, or a failure. Every report names it. On a target whose
+   rates were never checked on silicon (`Target.measured`), ws_solver's decision does not
+   reverse stock's without evidence (`model.decision.reversal`): stock fails or spills, or
+   the modeled gain is above that target's margin. Otherwise the kernel takes stock's
+   decision, with ws_solver's plan inside it.
+2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
+   the one that spills fewer bytes is kept: the model's register estimate is a model,
+   ptxas's count is the fact. ptxas's note that it serialized the wgmmas is recorded but
+   decides nothing by itself (on the H200 it comes with fast kernels too).
+
+The other decision of an unspecialized kernel is the heuristic's plan forced to specialize,
+else Triton's own partitioner; of a specialized one, the kernel without specialization. A
+specialized plan of ours that spills where stock's specialized kernel does not gives way to
+Triton's own partitioner first, before the decision itself is given up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...model.decision import reversal
+from ...model.target import Target
+from ..toolchain.binary_usage import BinaryUsage
+
+
+@dataclass
+class Candidate:
+    """One way to build the kernel: the partitioner input, annotated (or not)."""
+
+    label: str  # "optimal", "heuristic", "unspecialized", "heuristic, forced", "triton"
+    annotated: str
+    loop_reports: list = field(default_factory=list)  # pipeline.LoopReport per WS loop
+    specialized: bool = False  # as planned; Triton's partitioner decides for "triton"
+    triton_decides: bool = False
+
+    @property
+    def strategy(self) -> str:
+        """The strategy whose plan this is, as the report's strategy_used names it."""
+        return {"unspecialized": "none", "heuristic, forced": "heuristic"}.get(
+            self.label, self.label
+        )
+
+
+@dataclass(frozen=True)
+class Built:
+    """What the guard's child built of a candidate (or of stock Triton's compile)."""
+
+    status: str  # the probe's verdict: "ok", "error", "hang", "crash", "unavailable"
+    specialized: bool | None = None
+    usage: BinaryUsage | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.usage is not None
+
+    @property
+    def spills(self) -> bool:
+        return self.ok and self.usage is not None and self.usage.spills
+
+    @staticmethod
+    def from_verdict(verdict: Any) -> Built:
+        facts = getattr(verdict, "facts", None) or {}
+        usage = facts.get("usage")
+        return Built(
+            status=verdict.status,
+            specialized=facts.get("specialized"),
+            usage=BinaryUsage(**usage) if isinstance(usage, dict) else None,
+            reason=verdict.reason,
+        )
+
+    def to_dict(self) -> dict:
+        out: dict = {"status": self.status}
+        if self.specialized is not None:
+            out["specialized"] = self.specialized
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+            out["summary"] = self.usage.summary()
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def modeled_ii(candidate: Candidate) -> int | None:
+    """The candidate's modeled II summed over its loops (None when it has no model plan)."""
+    reports = candidate.loop_reports
+    return sum(r.ii for r in reports) if reports else None
+
+
+def modeled_gain(ours: Candidate, other: Candidate) -> float | None:
+    """(II of the other decision - II of ours) / II of ours, when both were modeled."""
+    mine, theirs = modeled_ii(ours), modeled_ii(other)
+    if not mine or theirs is None:
+        return None
+    return (theirs - mine) / mine
+
+
+def better(chosen: Built, other: Built) -> bool:
+    """Whether `other` is strictly less spilled than `chosen` (ties keep the chosen one)."""
+    if not (chosen.ok and other.ok):
+        return False
+    assert chosen.usage is not None and other.usage is not None
+    return chosen.usage.worse_than(other.usage)
+
+
+@dataclass
+class Settled:
+    """The candidate kept and the report's record of how."""
+
+    candidate: Candidate
+    record: dict
+
+
+def settle(
+    ours: Candidate,
+    target: Target,
+    flip: Callable[[Candidate], Candidate],
+    build: Callable[[Candidate], Built],
+    stock: Callable[[], Built],
+    triton: Callable[[], Candidate] | None = None,
+) -> Settled:
+    """Keep `ours` or the other decision (`flip(ours)`), as the module docstring says;
+    `triton`: Triton's own partitioner's candidate, tried when a specialized plan of ours
+    spills and stock's specialized kernel spills less."""
+    stock_built = stock()
+    ours_built = build(ours)
+    record: dict = {"stock": stock_built.to_dict(), "ours": {"plan": ours.label}}
+    record["ours"].update(ours_built.to_dict())
+    if not ours_built.ok:  # the lowering guard rejects it, or cannot say: nothing to weigh
+        record |= {"rule": "not checked", "evidence": ours_built.reason or "no binary built"}
+        return Settled(ours, record)
+    other: Candidate | None = None
+    other_built: Built | None = None
+
+    def the_other() -> tuple[Candidate, Built]:
+        nonlocal other, other_built
+        if other is None:
+            other = flip(ours)
+            other_built = build(other)
+            record["other"] = {"plan": other.label, **other_built.to_dict()}
+        assert other_built is not None
+        return other, other_built
+
+    ours_specialized = bool(ours_built.specialized)
+    stock_failure = "" if stock_built.status in ("ok", "unavailable") else stock_built.reason
+    known = stock_built.specialized if stock_built.ok else None
+    gain = None
+    if not target.measured and known is not None and known != ours_specialized:
+        gain = modeled_gain(ours, the_other()[0])
+    decision = reversal(
+        target.measured,
+        ours_specialized,
+        known,
+        stock_failure=stock_failure or "",
+        stock_spills_more=stock_built.ok and better(stock_built, ours_built),
+        modeled_gain=gain,
+    )
+    chosen, chosen_built = ours, ours_built
+    if not decision.keep_ours:
+        alt, alt_built = the_other()
+        if alt_built.ok and alt_built.specialized == known:
+            chosen, chosen_built = alt, alt_built
+        else:
+            decision = _kept_anyway(decision, alt, alt_built)
+    record |= decision.to_dict()
+    if (
+        chosen_built.spills
+        and triton is not None
+        and _stock_does_better(chosen, chosen_built, stock_built)
+    ):
+        # Stock's own partition of the same decision does not spill: try Triton's partitioner
+        # before giving up the decision (sm_100 persistent GEMMs: the forced heuristic plan
+        # spilled where stock's specialized kernel did not).
+        theirs = triton()
+        theirs_built = build(theirs)
+        record["triton"] = {"plan": theirs.label, **theirs_built.to_dict()}
+        if theirs_built.specialized == chosen_built.specialized and better(
+            chosen_built, theirs_built
+        ):
+            chosen, chosen_built = theirs, theirs_built
+    if chosen_built.spills:
+        alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
+        if better(chosen_built, alt_built):
+            assert chosen_built.usage is not None and alt_built.usage is not None
+            record |= {
+                "rule": "spill check",
+                "evidence": (
+                    f"ptxas: {chosen.label} {chosen_built.usage.summary()}; "
+                    f"{alt.label} {alt_built.usage.summary()}"
+                ),
+            }
+            chosen = alt
+    record["kept"] = chosen.label
+    record["specialized"] = chosen.specialized
+    return Settled(chosen, record)
+
+
+def _stock_does_better(chosen: Candidate, built: Built, stock_built: Built) -> bool:
+    """Stock built the same decision as `chosen` (specialized, by a plan not Triton's) and
+    spilled less."""
+    return (
+        chosen.specialized
+        and not chosen.triton_decides
+        and stock_built.ok
+        and stock_built.specialized is True
+        and better(built, stock_built)
+    )
+
+
+def _kept_anyway(decision: Any, alt: Candidate, alt_built: Built) -> Any:
+    """Stock's decision was to be taken but its build under ws_solver failed or came out
+    otherwise: ours stands, and the record says why."""
+    from ...model.decision import Reversal
+
+    why = alt_built.reason or (
+        "it came out specialized" if alt_built.specialized else "it came out unspecialized"
+    )
+    return Reversal(
+        True,
+        "stock's decision unbuildable",
+        f"{decision.evidence}; but {alt.label} could not be built as stock decides ({why})",
+    )

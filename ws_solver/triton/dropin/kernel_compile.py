@@ -1,0 +1,594 @@
+"""One kernel compile through the drop-in: the stages hook ``enable()`` installs, the
+replacement ``ttgir`` stage with its fallback chain, and the PTX/cubin observers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ...core.strategy import Explore, Strategy
+from ...model.target import Target, target_for
+from ...pipeline.partition import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
+from ..guard import client as lguard
+from ..rewrites import chain as rewrites
+from ..rewrites.chain import (
+    PostPipeline,
+    RegisterRequests,
+    ReleasePerWarpGroup,
+    TakeTurns,
+    post_pipeline,
+)
+from ..toolchain import make_ttgir as tpipe
+from ..toolchain import versions
+from ..toolchain.reasons import failure_reason
+from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
+from .captured import captured_stderr
+from .deadline import call_with_deadline
+from .decision_check import Built, Candidate, settle
+from .partition_check import check_partitioned
+from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
+
+_WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
+_FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
+_SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
+BINARY_PROBE = "ws_solver.triton.guard.server:probe_binary"
+STOCK_PROBE = "ws_solver.triton.guard.server:probe_stock"
+
+
+# -- the hook ---------------------------------------------------------------------------------
+def make_hook(session: Session) -> Callable[..., Any]:
+    def install(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
+        if session.active and _applies(backend, stages, language, capability):
+            compile_ = KernelCompile(session, stages, options, int(capability))
+            stages["ttgir"] = compile_.ttgir
+            if "ptx" in stages:
+                stages["ptx"] = compile_.ptx
+            if "cubin" in stages:
+                stages["cubin"] = compile_.cubin
+        # Chain: an earlier hook sees (and may wrap) the stages as we left them.
+        if session.prev_hook is not None:
+            session.prev_hook(backend, stages, options, language, capability)
+
+    def key() -> str:
+        own = f"ws_solver-{session.settings.strategy}-{session.settings.digest()}"
+        return own if not session.active else own + versions.hook_key(session.prev_hook)
+
+    hook = versions.stages_hook(install, key)
+    hook.ws_solver_session = session  # type: ignore[attr-defined]
+    return hook
+
+
+def _applies(backend: Any, stages: dict, language: Any, capability: Any) -> bool:
+    from triton.backends.compiler import Language
+
+    target = getattr(backend, "target", None)
+    return (
+        getattr(target, "backend", None) == "cuda"
+        and language == Language.TRITON
+        and isinstance(capability, int)
+        and capability >= 90
+        and "ttgir" in stages
+    )
+
+
+class KernelCompile:
+    """One kernel compile: the replacement ttgir stage and the PTX observer."""
+
+    def __init__(self, session: Session, stages: dict, options: Any, capability: int) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.stock_ttgir = stages["ttgir"]
+        self.stock_ptx = stages.get("ptx")
+        self.stock_cubin = stages.get("cubin")
+        self.unreleased_ptx: str | None = None  # the PTX before wgrelease rewrote it
+        self.options = options
+        self.capability = capability
+        self.report: CompileReport | None = None
+        self.release_ring_depth: int | None = None  # set when a specialized module lowered
+        self.ttir: str | None = None  # the kernel's TTIR, for stock Triton's build
+        self.built: dict[str, lguard.Verdict] = {}  # the decision check's builds, by text
+        self.triton_hash: str | None = None  # Triton's cache key of this compile
+        self.logged = False  # the report is in the compile log (session.report_file)
+
+    # ttgir ---------------------------------------------------------------------------------
+    def ttgir(self, mod: Any, metadata: dict) -> Any:
+        ttir = mod.str()
+        self.ttir = ttir
+        if not _WS_LOOP.search(ttir):
+            return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
+        self.triton_hash = metadata.get("hash")
+        kernel = _kernel_name(ttir)
+        pattern = self.settings.skipped_by(kernel)
+        if pattern is not None:
+            self._skipped(kernel, pattern, metadata)
+            return self.stock_ttgir(mod, metadata)
+        start = time.perf_counter()
+        report = CompileReport(kernel, self.capability, self.settings.strategy)
+        self.report = report
+        context = mod.context
+        if self.settings.lowering_timeout and self.settings.strategy != Strategy.NONE:
+            lguard.guard().start()  # Triton's import in the helper overlaps partitioning
+        result = None
+        try:
+            with captured_stderr() as err:
+                tpipe.run_until_partition(mod, self.options, self.capability)
+            err.replay()
+            part_text = mod.str()
+        except Exception as e:
+            report.fallbacks.append(_failure("partition point", [], e, err.text, 0.0))
+            part_text = None
+        sites = _loop_sites(part_text) if part_text is not None else []
+        if part_text is not None:
+            for strategy in fallbacks_for(self.settings.strategy):
+                result = self._attempt(strategy, part_text, context, metadata, sites)
+                if result is not None:
+                    break
+        if result is None:
+            report.strategy_used = STOCK
+            try:
+                result = self.stock_ttgir(tpipe.parse_module_text(ttir, context), metadata)
+            except BaseException:
+                self._finish(start, metadata)
+                self._log()
+                raise
+            self._finish(start, metadata)
+            return result
+        self._finish(start, metadata)
+        return result
+
+    def _attempt(
+        self,
+        strategy: Strategy | Explore,
+        part_text: str,
+        context: Any,
+        metadata: dict,
+        sites: list[dict],
+    ) -> Any:
+        """Compile ``part_text`` with ``strategy``; the module on success, None on failure."""
+        report = self.report
+        assert report is not None
+        start = time.perf_counter()
+        loop_reports: list[LoopReport] = []
+        post = None
+        err = None
+        chosen = None
+        try:
+            with captured_stderr() as err:
+                chosen = self._choose(strategy, part_text, len(sites))
+                loop_reports = chosen.loop_reports
+                requests = _register_requests(r.plan for r in loop_reports if r.specialized)
+                if chosen.specialized:  # else: the input minus its tags, lowered as Triton would
+                    self._probe(strategy, chosen.annotated, requests)
+                post = self._post_pipeline(requests)
+                new_mod = tpipe.parse_module_text(chosen.annotated, context)
+                result = tpipe.run_after_partition(
+                    new_mod, self.options, self.capability, metadata, post_pipeline=post
+                )
+        except Exception as e:
+            where = _failed_loops(e, loop_reports, sites)
+            elapsed = time.perf_counter() - start
+            report.fallbacks.append(_failure(strategy, where, e, err.text if err else "", elapsed))
+            return None
+        assert post is not None and chosen is not None
+        # What MLIR printed during an attempt that succeeded (a pass's diagnostic it recovered
+        # from) belongs to the report, not to the user's terminal: stock Triton prints nothing.
+        if err.text:
+            report.notes.append(f"diagnostics of the {strategy} attempt: {_first_line(err.text)}")
+        if "hopper" in post.missing:
+            self._warn_hopper_once()
+        # The decision check may have kept another strategy's plan (report.decision says why).
+        used = strategy if chosen.label == str(strategy) else Strategy(chosen.strategy)
+        report.strategy_used = used
+        self.release_ring_depth = post.ring_depth
+        report.lowered = post.lowered
+        report.notes.extend(post.notes)
+        report.loops = _loop_records(used, loop_reports, sites, post.registers_applied)
+        report.notes.extend(_plan_cache_notes(loop_reports))
+        return result
+
+    def _choose(self, strategy: Strategy | Explore, part_text: str, loops: int) -> Candidate:
+        """The strategy's plan, then (optimal and heuristic) the decision check."""
+        if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
+            return Candidate(str(strategy), part_text, [], True, triton_decides=True)
+        annotated, loop_reports = self._partition(strategy, part_text, loops)
+        _check_solver_status(loop_reports)
+        # Only annotations added, or the tag taken off; else UntrustedResult.
+        specialized = any(check_partitioned(part_text, annotated, loop_reports))
+        ours = Candidate(str(strategy), annotated, loop_reports, specialized)
+        if not self._checks_decision(strategy):
+            return ours
+        settled = settle(
+            ours,
+            self._target(),
+            lambda c: self._flip(c, part_text, loops),
+            self._build,
+            self._stock,
+            lambda: Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True),
+        )
+        assert self.report is not None
+        self.report.decision = settled.record
+        return settled.candidate
+
+    def _checks_decision(self, strategy: Strategy | Explore) -> bool:
+        return bool(
+            self.settings.check_decision
+            and self.settings.lowering_timeout
+            and strategy in (Strategy.OPTIMAL, Strategy.HEURISTIC)
+        )
+
+    def _target(self) -> Target:
+        return target_for(self.capability, versions.installed().name)
+
+    def _flip(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
+        """The other decision: unspecialized for a specialized candidate; else the
+        heuristic's plan forced to specialize, else Triton's own partitioner."""
+        if candidate.specialized:
+            text, reports = self._partition(Strategy.NONE, part_text, loops)
+            return Candidate("unspecialized", text, reports, False)
+        forced = replace(self.settings.solve, force=True)
+        text, reports = self._partition(Strategy.HEURISTIC, part_text, loops, forced)
+        if any(r.specialized for r in reports):
+            return Candidate("heuristic, forced", text, reports, True)
+        return Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True)
+
+    def _build(self, candidate: Candidate) -> Built:
+        """The candidate built to ptxas in the guard's child (probe_binary)."""
+        requests = _register_requests(r.plan for r in candidate.loop_reports if r.specialized)
+        job = self._lowering_job(candidate.annotated, requests)
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        verdict = lguard.guard().probe(
+            job, self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S, where, BINARY_PROBE
+        )
+        self.built[candidate.annotated] = verdict  # the lowering's verdict too (_probe)
+        return Built.from_verdict(verdict)
+
+    def _stock(self) -> Built:
+        """What stock Triton builds of this kernel (probe_stock on its TTIR)."""
+        if self.ttir is None:
+            return Built("unavailable", reason="no TTIR")
+        job = lguard.LoweringJob(
+            text=self.ttir,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=(),
+            apply_registers=False,
+            hopper=False,
+        )
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        timeout = self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
+        return Built.from_verdict(lguard.guard().probe(job, timeout, where, STOCK_PROBE))
+
+    def _partition(
+        self,
+        strategy: Strategy | Explore,
+        part_text: str,
+        loops: int,
+        options: SolveOptions | None = None,
+    ) -> tuple[str, list[LoopReport]]:
+        """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
+        solve = options or self.settings.solve
+        return call_with_deadline(
+            lambda: partition_text(
+                part_text, strategy, options=solve, triton=versions.installed().name
+            ),
+            self.settings.partition_limit(loops, strategy),
+            f"partitioning ({strategy})",
+        )
+
+    def _post_pipeline(self, requests: RegisterRequests) -> PostPipeline:
+        """The rewrites run after pipeline/optimize_partition_warps (``rewrites.post_pipeline``)."""
+        return post_pipeline(
+            self.capability,
+            self.options.num_warps,
+            requests,
+            self.settings.apply_registers,
+            self.settings.overlap_wgmma,
+            rewrites.hopper_fix() if self.capability // 10 == 9 else None,
+            self.settings.release_per_warp_group,
+            getattr(self.options, "num_stages", None),
+        )
+
+    def _probe(
+        self, strategy: Strategy | Explore, annotated: str, requests: RegisterRequests
+    ) -> None:
+        """Lower ``annotated`` in the guard's child process first; raise LoweringRejected
+        when that hangs, crashes or fails (the attempt then falls back without touching
+        this process). An unavailable guard lets the attempt go on unguarded."""
+        timeout = self.settings.lowering_timeout
+        if not timeout:
+            return
+        job = self._lowering_job(annotated, requests)
+        where = os.path.join(self.session.cache_dir, "lowering-probes")
+        # With the decision check on, its build to ptxas was the probe (one child run).
+        verdict = self.built.get(annotated)
+        if verdict is None:
+            function = BINARY_PROBE if self._checks_decision(strategy) else None
+            verdict = lguard.guard().probe(job, timeout, cache_dir=where, function=function)
+        report = self.report
+        assert report is not None
+        report.probes.append({"strategy": strategy, **verdict.summary()})
+        if verdict.ok:
+            return
+        if not verdict.usable:
+            report.notes.append(f"lowering not guarded: {verdict.reason}")
+            self._warn_guard_once(verdict.reason)
+            return
+        raise LoweringRejected(verdict)
+
+    def _lowering_job(self, annotated: str, requests: RegisterRequests) -> lguard.LoweringJob:
+        return lguard.LoweringJob(
+            text=annotated,
+            capability=self.capability,
+            options=self.options,
+            num_warps=self.options.num_warps,
+            registers=requests,
+            apply_registers=self.settings.apply_registers,
+            overlap=self.settings.overlap_wgmma,
+            release_per_warp_group=self.settings.release_per_warp_group,
+            hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
+        )
+
+    def _warn_guard_once(self, why: str) -> None:
+        if self.session.guard_warned:
+            return
+        self.session.guard_warned = True
+        warnings.warn(
+            f"ws_solver: {why}; partitioned kernels are lowered in this process without a "
+            "time limit (see docs/dropin.md)",
+            WSFallbackWarning,
+            stacklevel=2,
+        )
+
+    def _warn_hopper_once(self) -> None:
+        if self.session.hopper_warned:
+            return
+        self.session.hopper_warned = True
+        warnings.warn(
+            "ws_solver: ws_solver.triton.rewrites.hopper is not available; warp-specialized sm_90 "
+            "kernels are compiled through Triton 3.6's generic route without the "
+            "async-wgmma release fix (see docs/dropin.md)",
+            WSFallbackWarning,
+            stacklevel=2,
+        )
+
+    def _skipped(self, kernel: str, pattern: str, metadata: dict) -> None:
+        """A kernel ``skip`` names: reported as stock Triton's, left alone after that."""
+        report = CompileReport(kernel, self.capability, self.settings.strategy, STOCK)
+        report.notes.append(f"skipped: the kernel matches skip pattern {pattern!r}")
+        with lock:
+            self.session.reports.append(report)
+        metadata["ws_solver"] = report.to_dict()
+        self._log(report)
+
+    def _log(self, report: CompileReport | None = None) -> None:
+        """Append the report to the compile log, once."""
+        report = report or self.report
+        if not self.logged and report is not None:
+            self.logged = True
+            self.session.log(report, self.triton_hash)
+
+    def _finish(self, start: float, metadata: dict) -> None:
+        report = self.report
+        assert report is not None
+        report.wall_s = round(time.perf_counter() - start, 4)
+        with lock:
+            self.session.reports.append(report)
+        metadata["ws_solver"] = report.to_dict()
+        if report.fallbacks:
+            warnings.warn(_fallback_message(report), WSFallbackWarning, stacklevel=2)
+
+    # ptx -----------------------------------------------------------------------------------
+    def _wants_release(self) -> bool:
+        """Per-warp-group release asked for, on sm_90, and the module was specialized."""
+        return bool(
+            self.settings.release_per_warp_group
+            and self.capability // 10 == 9
+            and self.report is not None
+            and self.report.lowered
+        )
+
+    def ptx(self, src: Any, metadata: dict) -> Any:
+        try:
+            return self._ptx(src, metadata)
+        except BaseException:
+            self._log()
+            raise
+
+    def _ptx(self, src: Any, metadata: dict) -> Any:
+        assert self.stock_ptx is not None
+        out = self.stock_ptx(src, metadata)
+        if self.report is not None:
+            self._check_tensor_memory(metadata)
+        if self.report is not None and isinstance(out, str) and self._wants_release():
+            release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
+            result = release.apply(out)
+            self.report.notes.extend(result.notes)
+            if result.text != out:
+                self.unreleased_ptx, out = out, result.text
+                if self.settings.take_turns:
+                    turns = TakeTurns(frozenset(result.detail.barrier_ids)).apply(out)
+                    self.report.notes.extend(turns.notes)
+                    out = turns.text
+        if self.report is not None and isinstance(out, str):
+            self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
+            metadata["ws_solver"] = self.report.to_dict()
+        return out
+
+    def _check_tensor_memory(self, metadata: dict) -> None:
+        """Refuse a kernel that needs more TMEM than the SM has: Triton compiles it without an
+        error and it traps at launch. The guard already failed such specialized modules, so
+        the kernel that got here is the last fallback: no partitioning avoids it."""
+        why = tensor_memory_overflow(metadata)
+        if why:
+            assert self.report is not None
+            raise TensorMemoryOverflow(
+                f"ws_solver: kernel {self.report.kernel} on sm_{self.capability} "
+                f"(Triton {versions.installed().name}): {why}; lower num_stages or the tile "
+                "sizes"
+            )
+
+    def cubin(self, src: Any, metadata: dict) -> Any:
+        """ptxas; if it rejects the PTX wgrelease rewrote, assemble the PTX as Triton wrote it
+        (a compile never breaks on the rewrite)."""
+        try:
+            return self._cubin(src, metadata)
+        finally:
+            self._log()
+
+    def _cubin(self, src: Any, metadata: dict) -> Any:
+        assert self.stock_cubin is not None
+        if self.unreleased_ptx is None:
+            return self.stock_cubin(src, metadata)
+        try:
+            return self.stock_cubin(src, metadata)
+        except Exception as e:
+            assert self.report is not None
+            self.report.notes.append(
+                f"per-warp-group release undone: ptxas rejected it ({failure_reason(e, '')})"
+            )
+            metadata["ws_solver"] = self.report.to_dict()
+            return self.stock_cubin(self.unreleased_ptx, metadata)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+class SolverGaveNoPlan(RuntimeError):
+    """The solver ended without a plan of its own (infeasible, or out of time)."""
+
+
+class LoweringRejected(RuntimeError):
+    """The guard's child process could not lower the partitioned module (it hung, crashed or
+    failed); ``verdict`` says how, ``reason`` is the one-line summary."""
+
+    def __init__(self, verdict: lguard.Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+        self.reason = verdict.reason
+
+
+def _register_requests(plans) -> RegisterRequests:
+    """Per specialized plan, in loop order: ((partition id, registers), ...)."""
+    return tuple(
+        tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
+        for plan in plans
+    )
+
+
+def _plan_cache_notes(loop_reports: list[LoopReport]) -> list[str]:
+    """A note per loop whose plan-cache record was bad (and was solved again)."""
+    return [
+        f"plan cache: loop {r.loop}: bad record solved again ({r.solver.get('plan_cache_problem')})"
+        for r in loop_reports
+        if r.solver.get("plan_cache") == "replaced"
+    ]
+
+
+def _check_solver_status(loop_reports: list[LoopReport]) -> None:
+    """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
+    pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
+    for r in loop_reports:
+        status = r.solver.get("status")
+        if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
+            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
+    return (lines[0][:300] if lines else "") + more
+
+
+def _kernel_name(ttir: str) -> str:
+    funcs = _FUNC.findall(ttir)
+    public = [name for vis, name in funcs if vis == "public"]
+    return (public or [name for _, name in funcs] or ["<unknown>"])[0]
+
+
+def _loop_sites(part_text: str) -> list[dict]:
+    """Index, TTGIR line and Python source position of each WS loop (best effort)."""
+    try:
+        from ... import ir as wir
+        from ...model.dfg import ws_loops
+
+        module = wir.parse(part_text)
+        return [
+            {"loop": loop.index, "line": loop.op.line, "source": module.source_location(loop.op)}
+            for loop in ws_loops(module)
+        ]
+    except Exception:
+        return [{"loop": i, "line": 0, "source": ""} for i in range(_count_ws(part_text))]
+
+
+def _count_ws(text: str) -> int:
+    return len(_WS_LOOP.findall(text))
+
+
+def _failed_loops(e: Exception, loop_reports: list[LoopReport], sites: list[dict]) -> list[dict]:
+    """The loops an exception is about: the one ws_solver names, else the specialized ones,
+    else all WS loops of the kernel."""
+    if isinstance(e, LoopError):
+        return [s for s in sites if s["loop"] == e.loop.loop] or [e.loop.to_dict()]
+    specialized = {r.loop for r in loop_reports if r.specialized}
+    return [s for s in sites if s["loop"] in specialized] or sites
+
+
+def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: float) -> dict:
+    if isinstance(e, LoopError):
+        e = e.error
+    reason = e.reason if isinstance(e, LoweringRejected) else failure_reason(e, stderr)
+    return {
+        "strategy": strategy,
+        "loops": loops,
+        "reason": reason,
+        "wall_s": round(wall, 4),
+    }
+
+
+def _describe_loops(loops: list[dict]) -> str:
+    if not loops:
+        return "the kernel"
+    parts = []
+    for s in loops:
+        where = s.get("source") or (f"TTGIR line {s['line']}" if s.get("line") else "")
+        parts.append(f"loop {s.get('loop')}" + (f" ({where})" if where else ""))
+    return ", ".join(parts)
+
+
+def _fallback_message(report: CompileReport) -> str:
+    failures = "; ".join(
+        f"{f['strategy']} failed on {_describe_loops(f['loops'])}: {f['reason']}"
+        for f in report.fallbacks
+    )
+    used = "Triton's own make_ttgir" if report.strategy_used == STOCK else report.strategy_used
+    return (
+        f"ws_solver: kernel '{report.kernel}' (sm_{report.capability}) asked for "
+        f"{report.strategy_asked}: {failures}; compiled with {used}"
+    )
+
+
+def _loop_records(
+    strategy: Strategy | Explore,
+    loop_reports: list[LoopReport],
+    sites: list[dict],
+    applied: list | None,
+) -> list[dict]:
+    by_loop = {s["loop"]: s for s in sites}
+    if strategy == Strategy.TRITON:
+        return [{**s, "strategy": Strategy.TRITON} for s in sites]
+    registers = iter(applied or [])
+    records = []
+    for r in loop_reports:
+        # JSON-shaped (lists, not tuples): the record also travels in the binary's metadata.
+        plan = json.loads(r.plan.to_json())
+        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": plan}
+        if r.specialized:
+            record["registers_applied"] = next(registers, None)
+        records.append(record)
+    return records

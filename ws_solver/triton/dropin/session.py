@@ -1,0 +1,191 @@
+"""What the drop-in is set to do and what it did: the strategies it accepts, `Settings`,
+`CompileReport`, and the state of one enable() (`Session`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ...core.options import check_flag, check_optional_seconds
+from ...core.strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
+from ...pipeline import plancache
+from ...pipeline.partition import SolveOptions
+from ..guard import client as lguard
+from ..rewrites import chain as rewrites
+from . import reportlog
+
+STRATEGIES = DROPIN_STRATEGIES
+# What to try, in order, for each strategy asked for: it, then the ones after it in
+# DROPIN_STRATEGIES; Triton's unmodified stage comes last.
+FALLBACKS: dict[Strategy, tuple[Strategy, ...]] = {
+    s: DROPIN_STRATEGIES[k:] for k, s in enumerate(DROPIN_STRATEGIES)
+}
+
+
+def fallbacks_for(strategy: Strategy | Explore) -> tuple[Strategy | Explore, ...]:
+    """FALLBACKS, with "explore:K" (a plan of `ws-solver explore`) falling back as optimal."""
+    if isinstance(strategy, Explore):
+        return (strategy, *FALLBACKS[Strategy.OPTIMAL])
+    return FALLBACKS[strategy]
+
+
+STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were not enabled
+# The default partitioning limit: margin + slack × the solver's limit per WS loop (wall s).
+PARTITION_MARGIN_S = 60.0
+PARTITION_SLACK = 4.0
+
+_SOURCES_THAT_CHANGE_BINARIES = ("core", "ir", "model", "heuristic", "encode", "pipeline", "triton")
+
+
+class WSFallbackWarning(UserWarning):
+    """A kernel was not compiled with the strategy asked for (see the message for why)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the drop-in does while enabled."""
+
+    strategy: Strategy | Explore = Strategy.OPTIMAL
+    solve: SolveOptions = field(default_factory=SolveOptions)
+    apply_registers: bool = True
+    # Sink sm_90 wgmma waits to their first use (overlap.py).
+    overlap_wgmma: bool = True
+    # Seconds a partitioned module's lowering may take in the guard's child process before
+    # the attempt counts as hung; None: lower in-process without the guard. Not part of the
+    # digest: it does not change what a finished lowering produces.
+    lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S
+    # sm_90: release a two-warp-group consumer's stages per warp group, in the PTX
+    # (wgrelease.py).
+    release_per_warp_group: bool = True
+    # sm_90: after that release, the two warp groups take turns issuing their wgmmas, in
+    # the PTX (pingpong.py).
+    take_turns: bool = False
+    # Wall seconds one partitioning attempt may take (None: derived from the solver's time
+    # limit, see partition_limit). Not part of the digest, like lowering_timeout.
+    partition_timeout: float | None = None
+    # Optimal and heuristic: build stock Triton's kernel and ours to ptxas in the guard's
+    # child, and keep the decision the compiler supports (decision_check.py).
+    check_decision: bool = True
+    # Kernels left to stock Triton (fnmatch patterns of kernel names): compiled by Triton's
+    # own stage, reported as "stock" (skipped).
+    skip: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
+        object.__setattr__(self, "strategy", parse_strategy(self.strategy, DROPIN_STRATEGIES))
+        if not isinstance(self.solve, SolveOptions):
+            raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
+        flags = ("apply_registers", "overlap_wgmma", "release_per_warp_group", "take_turns")
+        for name in (*flags, "check_decision"):
+            check_flag(getattr(self, name), name)
+        for name in ("lowering_timeout", "partition_timeout"):
+            object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
+        object.__setattr__(self, "skip", check_patterns(self.skip, "skip"))
+
+    def skipped_by(self, kernel: str) -> str | None:
+        """The first ``skip`` pattern that names ``kernel``, else None."""
+        return next((p for p in self.skip if fnmatch.fnmatchcase(kernel, p)), None)
+
+    def partition_limit(self, loops: int, strategy: Strategy | Explore = Strategy.OPTIMAL) -> float:
+        """Wall seconds an attempt of ``strategy`` on a kernel with ``loops`` WS loops may
+        take: ``partition_timeout``, else a margin over the solver's own (deterministic)
+        limits, which a loaded machine can stretch (explore:K solves K + 1 times a loop)."""
+        if self.partition_timeout is not None:
+            return self.partition_timeout
+        rounds = strategy.rank + 1 if isinstance(strategy, Explore) else 1
+        solves = max(1, loops) * rounds
+        return PARTITION_MARGIN_S + PARTITION_SLACK * self.solve.time_limit * solves
+
+    def digest(self) -> str:
+        """Names the binaries these settings produce (Triton's cache key does not)."""
+        return plancache.digest(
+            {
+                "strategy": self.strategy,
+                "solve": plancache.canonical(self.solve, skip=frozenset({"cache"})),
+                "apply_registers": self.apply_registers,
+                "overlap_wgmma": self.overlap_wgmma,
+                "release_per_warp_group": self.release_per_warp_group,
+                "take_turns": self.take_turns,
+                "check_decision": self.check_decision,
+                "code": plancache.code_version(_SOURCES_THAT_CHANGE_BINARIES),
+                "hopper_fix": rewrites.hopper_fix() is not None,
+                # Only when set: the folders of settings without it keep their names.
+                **({"skip": list(self.skip)} if self.skip else {}),
+            }
+        )
+
+
+@dataclass
+class CompileReport:
+    """What the drop-in did to one kernel compile."""
+
+    kernel: str
+    capability: int
+    strategy_asked: str
+    strategy_used: str = ""
+    loops: list[dict] = field(default_factory=list)  # per WS loop, of the attempt used
+    fallbacks: list[dict] = field(default_factory=list)  # {strategy, loops, reason, wall_s}
+    lowered: list[dict] = field(default_factory=list)  # per ttg.warp_specialize op
+    probes: list[dict] = field(default_factory=list)  # {strategy, status, stage, wall_s, ...}
+    notes: list[str] = field(default_factory=list)
+    setmaxnreg: list[int] | None = None  # distinct setmaxnreg values in the PTX
+    # The decision check (decision_check.py): stock's build, ours, the other, the rule.
+    decision: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+NOTHING = object()  # Session.prev_knob when knobs.cache had no dir of its own
+lock = threading.RLock()
+
+
+@dataclass
+class Session:
+    settings: Settings
+    cache_base: str | None
+    cache_dir: str
+    prev_hook: Any
+    prev_knob: Any  # knobs.cache.__dict__["dir"] before enable(), or NOTHING
+    prev_env: str | None  # $TRITON_CACHE_DIR before enable()
+    reports: list[CompileReport] = field(default_factory=list)
+    active: bool = True
+    hopper_warned: bool = False
+    guard_warned: bool = False
+    report_file: str | None = None  # the compile log (reportlog.py) every report goes to
+    log_warned: bool = False
+
+    def log(self, report: CompileReport, triton_hash: str | None) -> None:
+        """Append ``report`` to the compile log, if there is one; a failure warns once per
+        session and never breaks the compile."""
+        if self.report_file is None:
+            return
+        try:
+            reportlog.append(self.report_file, reportlog.compile_record(report, triton_hash))
+        except OSError as e:
+            with lock:
+                warned, self.log_warned = self.log_warned, True
+            if not warned:
+                warnings.warn(
+                    f"ws_solver: cannot append to the compile log {self.report_file!r} ({e}); "
+                    "reports go only to compile_reports()",
+                    WSFallbackWarning,
+                    stacklevel=3,
+                )
+
+
+def check_patterns(value: object, name: str) -> tuple[str, ...]:
+    """Kernel-name patterns: a string or a sequence of non-empty strings (ValueError)."""
+    items = (value,) if isinstance(value, str) else value
+    try:
+        patterns = tuple(items)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{name} must be kernel-name patterns, got {value!r}") from None
+    for p in patterns:
+        if not isinstance(p, str) or not p.strip():
+            raise ValueError(f"{name} must be non-empty kernel-name patterns, got {p!r}")
+    return tuple(p.strip() for p in patterns)

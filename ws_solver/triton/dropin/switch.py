@@ -1,0 +1,276 @@
+"""The drop-in: compile every warp-specialized Triton kernel through ws_solver's partitioner.
+
+``enable()`` installs a ``triton.knobs.runtime.add_stages_inspection_hook`` whose ``ttgir``
+stage, for kernels compiled for sm_90 or newer whose TTIR has a loop tagged
+``tt.warp_specialize``, runs make_ttgir up to the partitioner input point, partitions the
+text with ``ws_solver.pipeline.partition.partition_text`` (or leaves it to Triton's own partitioner,
+strategy "triton"), and runs the rest of make_ttgir on the result. Kernels without such a
+loop go through Triton's own stage untouched. See docs/dropin.md.
+
+Failures never break the compile: each attempt starts from a fresh parse of the
+partitioner input text, and the strategies are tried in the order optimal → heuristic →
+triton → none (starting at the one asked for), then Triton's unmodified stage. One
+``WSFallbackWarning`` per kernel says what failed where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from typing import Any
+
+from ...core.options import DEFAULT_WORKERS, check_flag
+from ...core.strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
+from ...pipeline.partition import SolveOptions
+from ..guard import client as lguard
+from ..toolchain import versions
+from . import reportlog
+from .kernel_compile import make_hook
+from .session import NOTHING, CompileReport, Session, Settings, lock
+
+_session: Session | None = None
+
+
+def enable(
+    strategy: Strategy | str = Strategy.OPTIMAL,
+    time_limit: float = 10.0,
+    workers: int = DEFAULT_WORKERS,
+    seed: int = 0,
+    *,
+    cache: bool = True,
+    apply_registers: bool = True,
+    overlap_wgmma: bool = True,
+    release_per_warp_group: bool = True,
+    take_turns: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    lowering_timeout: float | None = lguard.DEFAULT_TIMEOUT_S,
+    partition_timeout: float | None = None,
+    reset_caches: bool = True,
+    check_decision: bool = True,
+    skip: str | Sequence[str] = (),
+    report_file: str | os.PathLike | None = None,
+    **options: Any,
+) -> Settings:
+    """Compile warp-specialized kernels through ws_solver until ``disable()``.
+
+    ``strategy``: "optimal" (CP-SAT, warm-started by the heuristic), "heuristic", "triton"
+    (Triton's own partitioner through the same pipeline), "none" (no specialization) or
+    "explore:K" (each loop's K-th best plan under the cost model, as `ws-solver explore`
+    lists them; rank 0 is the modeled optimum).
+    ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
+    leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
+    wgmma waits where its pipeliner put them (see ``ws_solver.triton.rewrites.overlap``).
+    ``release_per_warp_group=False`` keeps Triton's partition-wide stage releases; by default
+    the two warp groups of an 8-warp sm_90 consumer release each on its own
+    (``ws_solver.triton.rewrites.wgrelease``). ``take_turns=True`` then has those two warp groups
+    take turns issuing their wgmmas (``ws_solver.triton.rewrites.pingpong``). Binaries go to
+    ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
+    keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
+    lowering of a partitioned module may take in the guard's child process before the
+    attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
+    ``partition_timeout``: wall seconds one partitioning attempt may take before it counts as
+    hung and the next strategy is tried (default: ``Settings.partition_limit()``).
+    ``check_decision=False`` skips the decision check (``ws_solver.triton.dropin.decision_check``):
+    by default an optimal or heuristic compile builds stock Triton's kernel and its own to
+    ptxas in the guard's child, names stock's decision in the report, keeps stock's decision
+    on a target never measured unless there is evidence, and keeps the decision that spills
+    less when ptxas spills the chosen kernel.
+    ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
+    their compiles run Triton's own stages and are reported as ``"stock"`` with the pattern.
+    ``report_file``: a file every compile report is appended to, as a JSON line
+    (``ws_solver.triton.dropin.reportlog``; ``ws-solver reports FILE`` reads it back).
+    ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
+    that keeps each strategy's kernels apart itself, as ``ws_solver.triton.autotune`` does).
+    Every option is checked here, before anything changes: a bad value raises ``ValueError``
+    (an unknown one, or a ``cache_dir`` that is no path, ``TypeError``) naming it, and the
+    previous state (enabled or not) stays in force. A
+    Triton version the drop-in does not support raises
+    ``versions.UnsupportedTritonVersion`` naming the supported ones.
+    """
+    versions.installed()
+    strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
+    unknown = sorted(set(options) - {f.name for f in fields(SolveOptions)})
+    if unknown:
+        raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
+    check_flag(reset_caches, "reset_caches")
+    solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
+    cache_base = check_cache_dir(cache_dir)
+    log = reportlog.check_path(report_file, "report_file")
+    settings = Settings(
+        strategy,
+        solve,
+        apply_registers=apply_registers,
+        overlap_wgmma=overlap_wgmma,
+        lowering_timeout=lowering_timeout,
+        release_per_warp_group=release_per_warp_group,
+        take_turns=take_turns,
+        partition_timeout=partition_timeout,
+        check_decision=check_decision,
+        skip=skip,
+    )
+    with lock:
+        if _session is not None:
+            _uninstall(reset_caches)
+        _install(settings, cache_base, None, reset_caches, log)
+    return settings
+
+
+def check_cache_dir(cache_dir: Any) -> str | None:
+    """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
+    this process can write, or make in the nearest folder that exists; else TypeError or
+    ValueError naming it. Nothing is made here."""
+    if cache_dir is None:
+        return None
+    try:
+        path = os.fspath(cache_dir)
+    except TypeError:
+        kind = type(cache_dir).__name__
+        raise TypeError(
+            f"enable(): cache_dir must be a path (str or os.PathLike), not {kind}"
+        ) from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path or "\0" in path:
+        raise ValueError(f"enable(): cache_dir {path!r} is not a path")
+    full = os.path.abspath(path)
+    existing = full  # the nearest folder that exists: Triton makes the rest in it
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == full else f" in {existing!r}"
+        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where}")
+    return path
+
+
+def disable() -> None:
+    """Restore the hook and the cache directory that were there before ``enable()``."""
+    with lock:
+        if _session is not None:
+            _uninstall()
+
+
+@contextlib.contextmanager
+def partitioner(strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any) -> Iterator[Settings]:
+    """``with partitioner("heuristic"): ...`` — enable for the block, then restore."""
+    with lock:
+        outer = _session
+    settings = enable(strategy, **kwargs)
+    reset = kwargs.get("reset_caches", True)
+    try:
+        yield settings
+    finally:
+        with lock:
+            if _session is not None:
+                _uninstall(reset)
+            if outer is not None:
+                _install(outer.settings, outer.cache_base, outer.reports, reset, outer.report_file)
+
+
+def is_enabled() -> bool:
+    return _session is not None
+
+
+def current_settings() -> Settings | None:
+    session = _session
+    return session.settings if session else None
+
+
+def cache_dir() -> str | None:
+    """The Triton cache directory in use while enabled."""
+    session = _session
+    return session.cache_dir if session else None
+
+
+def compile_reports() -> list[CompileReport]:
+    """Reports of the kernels compiled (not served from Triton's cache) since ``enable()``."""
+    session = _session
+    with lock:
+        return list(session.reports) if session else []
+
+
+def last_compile_report() -> CompileReport | None:
+    reports = compile_reports()
+    return reports[-1] if reports else None
+
+
+def _install(
+    settings: Settings,
+    cache_base: str | None,
+    reports=None,
+    reset: bool = True,
+    report_file: str | None = None,
+) -> None:
+    global _session
+    from triton import knobs
+
+    prev_knob = knobs.cache.__dict__.get("dir", NOTHING)
+    prev_env = os.environ.get("TRITON_CACHE_DIR")
+    base = cache_base if cache_base is not None else knobs.cache.dir
+    where = os.path.join(base, f"ws_solver-{settings.strategy}-{settings.digest()[:16]}")
+    session = Session(
+        settings=settings,
+        cache_base=cache_base,
+        cache_dir=where,
+        prev_hook=knobs.runtime.add_stages_inspection_hook,
+        prev_knob=prev_knob,
+        prev_env=prev_env,
+        reports=reports if reports is not None else [],
+        report_file=report_file,
+    )
+    knobs.cache.dir = where
+    knobs.runtime.add_stages_inspection_hook = make_hook(session)
+    _session = session
+    if reset:
+        reset_jit_caches()
+
+
+def _uninstall(reset: bool = True) -> None:
+    global _session
+    from triton import knobs
+
+    session = _session
+    assert session is not None
+    session.active = False
+    hook = knobs.runtime.add_stages_inspection_hook
+    if getattr(hook, "ws_solver_session", None) is session:
+        knobs.runtime.add_stages_inspection_hook = session.prev_hook
+    # else: someone installed a hook after ours; ours now only forwards to its predecessor.
+    if session.prev_knob is NOTHING:
+        knobs.cache.__dict__.pop("dir", None)
+    else:
+        knobs.cache.__dict__["dir"] = session.prev_knob
+    if session.prev_env is None:
+        os.environ.pop("TRITON_CACHE_DIR", None)
+    else:
+        os.environ["TRITON_CACHE_DIR"] = session.prev_env
+    _session = None
+    if reset:
+        reset_jit_caches()
+
+
+def reset_jit_caches() -> int:
+    """Forget in-memory compiled kernels and autotuning choices of every live @triton.jit /
+    @triton.autotune object, so the next launch compiles (or loads) under the current
+    strategy. Triton keys its in-memory cache by arguments and options only."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return 0
+    cleared = 0
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, JITFunction):
+                for caches in obj.device_caches.values():
+                    caches[0].clear()
+                cleared += 1
+            elif isinstance(obj, Autotuner):
+                obj.cache.clear()
+        except Exception:  # a foreign subclass with other internals: leave it be
+            continue
+    return cleared

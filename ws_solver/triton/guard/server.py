@@ -1,0 +1,362 @@
+"""The lowering guard's helper process (see guard.py): its main loop, the child it forks per
+probe, the verdict's reasons, and the length-prefixed pickles both sides exchange.
+
+The helper is started as ``python -c "...; from ws_solver.triton.guard.server import _serve;
+_serve()"``; it imports Triton once (`_preload`) and forks a child for each probe, which runs
+``PROBE_FUNCTION`` (default `probe_lowering`: the drop-in's lowering of the annotated text).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import pickle
+import re
+import select
+import signal
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..rewrites.chain import hopper_fix, post_pipeline
+from ..toolchain.reasons import reason_from
+from ..toolchain.unlaunchable import unlaunchable
+
+IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
+STDERR_TAIL = 16_000  # characters of the child's stderr that come back with a verdict
+
+# What each stage of the probe is, for messages ("Triton's pipeline did not finish in 60 s").
+STAGE_NAMES = {
+    "start": "the probe's setup",
+    "parse": "parsing the annotated module",
+    "warp_specialize": "Triton's warp_specialize",
+    "pipeline": "Triton's pipeline",
+    "optimize_partition_warps": "Triton's optimize_partition_warps",
+    "rewrite": "the post-pipeline rewrite (registers, Hopper fix)",
+    "tail": "the rest of Triton's make_ttgir",
+    "llir": "Triton's make_llir",
+    "stock": "stock Triton's make_ttgir",
+    "ptx": "Triton's make_ptx",
+    "ptxas": "ptxas",
+}
+
+
+def stage_name(stage: str) -> str:
+    return STAGE_NAMES.get(stage, stage or "Triton's lowering")
+
+
+def hang_reason(stage: str, timeout_s: float) -> str:
+    return f"{stage_name(stage)} did not finish in {timeout_s:g} s"
+
+
+def crash_reason(stage: str, status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            what = signal.Signals(sig).name
+        except ValueError:
+            what = f"signal {sig}"
+        return f"{stage_name(stage)} crashed the process ({what})"
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return f"{stage_name(stage)} ended the process (exit status {code})"
+
+
+def send(stream: Any, obj: Any) -> None:
+    send_bytes(stream, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def send_bytes(stream: Any, data: bytes) -> None:
+    stream.write(struct.pack("!Q", len(data)) + data)
+    stream.flush()
+
+
+def _write_fd(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    data = struct.pack("!Q", len(data)) + data
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+class Reader:
+    """Length-prefixed messages from a file descriptor, with a deadline."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def next(self, deadline: float | None) -> Any:
+        """The next message; EOFError at the end, TimeoutError past the deadline."""
+        while True:
+            if len(self.buf) >= 8:
+                (size,) = struct.unpack("!Q", self.buf[:8])
+                if len(self.buf) >= 8 + size:
+                    data, self.buf = self.buf[8 : 8 + size], self.buf[8 + size :]
+                    return pickle.loads(data)
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if wait == 0.0 and deadline is not None:
+                raise TimeoutError
+            readable, _, _ = select.select([self.fd], [], [], wait)
+            if not readable:
+                continue
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+
+
+# -- the helper process -----------------------------------------------------------------------
+def _serve() -> None:
+    """The helper's main loop: read a request, fork a child to lower it, answer."""
+    requests = os.dup(0)
+    answers = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # stray prints must not corrupt the answers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    reader = Reader(requests)
+    try:
+        init = reader.next(None)
+    except EOFError:
+        return
+    for entry in reversed(init.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    idle_s = float(init.get("idle_s", IDLE_S))
+    try:
+        _preload()
+        send(answers, {"ready": True, "pid": os.getpid()})
+    except Exception as e:
+        send(answers, {"ready": False, "error": f"{type(e).__name__}: {e}"})
+        return
+    while True:
+        try:
+            request = reader.next(time.monotonic() + idle_s)
+        except (EOFError, TimeoutError):
+            return
+        verdict = _probe_in_child(request, close_in_child=(requests, answers.fileno()))
+        try:
+            send(answers, verdict)
+        except OSError:
+            return
+
+
+def _preload() -> None:
+    """Import what every child needs, once, in the helper (children inherit it by fork)."""
+    importlib.import_module("triton._C.libtriton")
+    importlib.import_module("triton.backends.nvidia.compiler")
+    importlib.import_module("ws_solver.triton.toolchain.make_ttgir")
+    importlib.import_module("ws_solver.triton.rewrites.chain")
+    with contextlib.suppress(ImportError):
+        importlib.import_module("ws_solver.triton.rewrites.hopper")
+
+
+def _probe_in_child(request: dict, close_in_child: tuple[int, ...]) -> dict:
+    """Fork, lower in the child, and turn what happened into a Verdict's fields."""
+    timeout_s = float(request["timeout_s"])
+    fd_log, log_path = tempfile.mkstemp(prefix="ws_solver_probe_", suffix=".log")
+    read_end, write_end = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        status = 0
+        try:
+            os.close(read_end)
+            for fd in close_in_child:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            os.dup2(fd_log, 1)
+            os.dup2(fd_log, 2)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _child(request, write_end)
+        except BaseException:
+            status = 1
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(status)
+    os.close(write_end)
+    os.close(fd_log)
+    reader = Reader(read_end)
+    stage, outcome = "start", None
+    deadline = start + timeout_s
+    try:
+        while outcome is None:
+            message = reader.next(deadline)
+            if message[0] == "stage":
+                stage = message[1]
+            else:
+                outcome = message
+    except TimeoutError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        outcome = ("hang",)
+    except EOFError:
+        outcome = None
+    finally:
+        os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    wall = time.monotonic() - start
+    stderr = _summarize_log(log_path)
+    base = {"stage": stage, "stderr": stderr, "wall_s": wall, "timeout_s": timeout_s}
+    if outcome is None:
+        return {"status": "crash", "reason": crash_reason(stage, status), **base}
+    if outcome[0] == "hang":
+        return {"status": "hang", "reason": hang_reason(stage, timeout_s), **base}
+    if outcome[0] == "ok":
+        facts = outcome[1] if len(outcome) > 1 and isinstance(outcome[1], dict) else {}
+        return {"status": "ok", **base, **({"facts": facts} if facts else {})}
+    _, error_type, message = outcome
+    return {
+        "status": "error",
+        "error_type": error_type,
+        "message": message,
+        "reason": error_reason(error_type, message, stderr),
+        **base,
+    }
+
+
+def _child(request: dict, channel: int) -> None:
+    def progress(stage: str) -> None:
+        _write_fd(channel, ("stage", stage))
+
+    module_name, _, attr = request["function"].partition(":")
+    function = getattr(importlib.import_module(module_name), attr)
+    try:
+        facts = function(request["job"], progress)
+    except Exception as e:
+        text = str(e).strip()
+        _write_fd(channel, ("error", type(e).__name__, text.splitlines()[0] if text else ""))
+        return
+    # A probe may return facts about what it built (probe_binary, probe_stock): plain data.
+    _write_fd(channel, ("ok", facts) if isinstance(facts, dict) else ("ok",))
+
+
+_DIAGNOSTIC = re.compile(
+    r"(error|warning|note|remark):|Assertion|LLVM ERROR|UNREACHABLE|signal|Stack dump|Traceback"
+)
+
+
+def _summarize_log(path: str) -> str:
+    """What the child printed, without the module dumps of MLIR's crash reproducers: the
+    diagnostic lines (errors, notes, failed assertions), then the last lines."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(64 * STDERR_TAIL).decode(errors="replace")
+    except OSError:
+        text = ""
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    lines = text.splitlines()
+    picked = []
+    for i, line in enumerate(lines):
+        if _DIAGNOSTIC.search(line):
+            if "UNREACHABLE" in line and i > 0:  # llvm_unreachable's message comes first
+                picked.append(lines[i - 1][:1000])
+            picked.append(line[:1000])
+    picked = picked[:100]
+    head = "\n".join(picked)
+    budget = max(0, STDERR_TAIL - len(head)) // 4
+    tail = text[-budget:] if budget and text else ""
+    return (head + ("\n--- last lines ---\n" + tail if tail else ""))[:STDERR_TAIL]
+
+
+def error_reason(error_type: str, message: str, stderr: str) -> str:
+    """The same one-line reason the drop-in gives for an in-process failure."""
+    return reason_from(error_type, message, stderr)
+
+
+# -- what the child runs ----------------------------------------------------------------------
+def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
+    """Parse ``job.text`` in a fresh context and lower it exactly as the drop-in would."""
+    _lower(job, progress)
+
+
+def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_lowering`, then on to PTX and ptxas: whether the kernel came out
+    warp-specialized and its registers and spills (the drop-in's decision check)."""
+    backend, specialized, llir, metadata = _lower(job, progress)
+    return _assembled(backend, job, specialized, llir, metadata, progress)
+
+
+def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
+    """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
+    ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
+    registers. An exception is stock's own failure on the kernel."""
+    backend, context = _backend(job)
+    progress("stock")
+    from ..toolchain import make_ttgir as tpipe
+
+    module = tpipe.parse_module_text(job.text, context)
+    metadata: dict = {}
+    module = backend.make_ttgir(module, metadata, job.options, job.capability)
+    specialized = _specialized(module)
+    progress("llir")
+    llir = backend.make_llir(module, metadata, job.options, job.capability)
+    return _assembled(backend, job, specialized, llir, metadata, progress)
+
+
+def _backend(job: Any) -> tuple[Any, Any]:
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    context = ir.context()
+    ir.load_dialects(context)
+    backend = CUDABackend(GPUTarget("cuda", job.capability, 32))
+    backend.load_dialects(context)
+    return backend, context
+
+
+def _specialized(module: Any) -> bool:
+    return "ttg.warp_specialize(" in module.str()
+
+
+def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict]:
+    """(backend, whether warp-specialized, LLVM IR, metadata) of ``job.text`` lowered."""
+    from ..toolchain import make_ttgir as tpipe
+
+    progress("parse")
+    backend, context = _backend(job)
+    module = tpipe.parse_module_text(job.text, context)
+    rewrite = post_pipeline(
+        job.capability,
+        job.num_warps,
+        job.registers,
+        job.apply_registers,
+        job.overlap,
+        hopper_fix() if job.hopper else None,
+        job.release_per_warp_group,
+        getattr(job.options, "num_stages", None),
+    )
+    module = tpipe.run_after_partition(
+        module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress
+    )
+    specialized = _specialized(module)
+    # Some partitioned modules pass make_ttgir and fail only when lowered to LLVM (e.g. two
+    # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
+    # The drop-in can still fall back at this point, so the probe goes one stage further.
+    progress("llir")
+    metadata: dict = {}
+    llir = backend.make_llir(module, metadata, job.options, job.capability)
+    why = unlaunchable(metadata, str(llir))
+    if why:
+        raise RuntimeError(why)
+    return backend, specialized, llir, metadata
+
+
+def _assembled(
+    backend: Any, job: Any, specialized: bool, llir: Any, metadata: dict, progress: Callable
+) -> dict:
+    from ..toolchain.binary_usage import assembled_usage
+
+    progress("ptx")
+    ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
+    progress("ptxas")
+    usage = assembled_usage(backend, ptx, job.options, job.capability)
+    return {"specialized": specialized, "usage": usage.to_dict()}

@@ -1,0 +1,318 @@
+"""The rewrites the drop-in runs on Triton's output, behind one protocol.
+
+A rewrite has a `name` and `apply(text) -> RewriteResult`: the new text, the notes for the
+compile report, and what it did (`detail`, the rewrite's own record). On the TTGIR after
+``pipeline`` and ``optimize_partition_warps`` (`PostPipeline`, which the lowering guard's
+child runs too): the plans' register requests, sm_90 wgmma waits sunk to their first use
+(overlap.py), the sm_90 stage-release fix (hopper.py). On the PTX: the per-warp-group stage
+release (wgrelease.py), then the warp groups' turns at the tensor cores (pingpong.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .overlap import sink_wgmma_waits_report
+from .pingpong import take_turns
+from .wgrelease import has_two_warp_groups, release_per_warp_group, release_ring_depth
+
+_WS_OP = re.compile(r"\bttg\.warp_specialize\(")
+_REGION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
+_REQUESTED = re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]*)>")
+
+# Per specialized loop, in loop order: ((partition id, registers), ...).
+RegisterRequests = tuple[tuple[tuple[int, int], ...], ...]
+
+
+@dataclass(frozen=True)
+class RewriteResult:
+    text: str
+    notes: tuple[str, ...] = ()  # lines for the compile report
+    detail: Any = None  # what the rewrite did, in its own terms
+
+
+class Rewrite(Protocol):
+    name: str
+
+    def apply(self, text: str) -> RewriteResult: ...
+
+
+# -- on the TTGIR -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ApplyRegisters:
+    """Each lowered op's ``requestedRegisters`` set to its plan's per-partition registers;
+    `detail`: per op, the registers written or None."""
+
+    requests: RegisterRequests
+    name: str = "registers"
+
+    def apply(self, text: str) -> RewriteResult:
+        out, applied, notes = apply_register_requests(text, self.requests)
+        return RewriteResult(out, tuple(notes), applied)
+
+
+@dataclass(frozen=True)
+class SinkWgmmaWaits:
+    """sm_90: each wgmma wait sunk to its first use (overlap.py; with `keep_releases`, never
+    past a stage release); `detail`: OverlapReport."""
+
+    keep_releases: bool = False
+    name: str = "overlap"
+
+    def apply(self, text: str) -> RewriteResult:
+        out, done = sink_wgmma_waits_report(text, self.keep_releases)
+        notes: tuple[str, ...] = ()
+        if done.sunk:
+            notes += (
+                f"wgmma overlap: {done.sunk} wait(s) sunk past {done.passed_ops} op(s), "
+                f"{done.carried_releases} release(s) moved with them",
+            )
+        if done.held_by_release:
+            notes += (
+                f"wgmma overlap: {done.held_by_release} wait(s) kept above a stage release "
+                "(stages released per warp group)",
+            )
+        return RewriteResult(out, notes, done)
+
+
+@dataclass(frozen=True)
+class FixWgmmaRelease:
+    """sm_90: no stage released under an in-flight wgmma (hopper.py), on a module Triton
+    warp-specialized; `detail`: FixReport."""
+
+    fix: Any  # hopper.fix_async_wgmma_release_report
+    name: str = "hopper"
+
+    def apply(self, text: str) -> RewriteResult:
+        if not _WS_OP.search(text):
+            return RewriteResult(text)
+        out, done = self.fix(text)
+        counts = ", ".join(
+            f"{name} {getattr(done, name)}"
+            for name in ("deferred", "moved", "synchronous")
+            if hasattr(done, name)
+        )
+        note = f"hopper fix applied ({counts})" if counts else "hopper fix applied"
+        return RewriteResult(out, (note,), done)
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A rewrite that was asked for and cannot run: the text as it is, and a note."""
+
+    name: str
+    note: str
+
+    def apply(self, text: str) -> RewriteResult:
+        if not _WS_OP.search(text):
+            return RewriteResult(text)
+        return RewriteResult(text, (self.note,))
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A rewrite ws_solver withholds on purpose: the text as it is, and a note when the
+    module has what the rewrite would have changed (a wgmma wait)."""
+
+    name: str
+    note: str
+
+    def apply(self, text: str) -> RewriteResult:
+        return RewriteResult(text, (self.note,) if "warp_group_dot_wait" in text else ())
+
+
+def hopper_fix() -> FixWgmmaRelease | None:
+    """The sm_90 stage-release fix, None when rewrites.hopper cannot be imported."""
+    try:
+        module = importlib.import_module(f"{__package__}.hopper")
+    except ImportError:
+        return None
+    return FixWgmmaRelease(module.fix_async_wgmma_release_report)
+
+
+@dataclass
+class PostPipeline:
+    """The TTGIR stage after ``pipeline``/``optimize_partition_warps``: it records the lowered
+    ``ttg.warp_specialize`` ops, applies `rewrites` in order and keeps their results and the
+    depth of the released mbarrier rings (for the PTX rewrite)."""
+
+    num_warps: int
+    rewrites: Sequence[Rewrite]
+    lowered: list[dict] = field(default_factory=list)
+    results: dict[str, RewriteResult] = field(default_factory=dict)
+    ring_depth: int | None = None
+
+    def __call__(self, text: str) -> str:
+        self.lowered = lowered_ops(text, self.num_warps)
+        for rewrite in self.rewrites:
+            result = rewrite.apply(text)
+            self.results[rewrite.name] = result
+            text = result.text
+        applied = self.registers_applied
+        if applied is not None and len(applied) == len(self.lowered):
+            for op, want in zip(self.lowered, applied, strict=True):
+                op["registers_applied"] = want
+        self.ring_depth = release_ring_depth(text)
+        return text
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for result in self.results.values() for note in result.notes]
+
+    @property
+    def registers_applied(self) -> list | None:
+        result = self.results.get("registers")
+        return None if result is None else result.detail
+
+    @property
+    def missing(self) -> list[str]:
+        """The rewrites asked for that could not run (and had something to do)."""
+        return [
+            r.name
+            for r in self.rewrites
+            if isinstance(r, Unavailable) and self.results.get(r.name, RewriteResult("")).notes
+        ]
+
+
+# A containment, not a root cause: on the H200 (Triton 3.6) the wait sinking made a 4-warp
+# 2-stage attention kernel with S one block ahead racy, unspecialized and specialized alike
+# (1-5 of 199 launches differed in 1,000-4,000 elements of O by up to 0.035), and the same
+# kernels without it were deterministic (0 of 199, twice); at 3 stages three such kernels
+# were deterministic with it (benchmarks/results/2026-12-04-configspace-h200/racy.md).
+# 8-warp consumers that keep their releases (keep_releases) were deterministic at 2 stages
+# in every earlier run and keep the move.
+OVERLAP_MIN_STAGES = 3
+OVERLAP_CONTAINED = (
+    "wgmma overlap off: a 2-stage loop whose waits could pass its stage reuse (a race measured "
+    "on the H200)"
+)
+
+
+def overlap_contained(num_stages: int | None, keep_releases: bool) -> bool:
+    """Whether the wait sinking is withheld: fewer than OVERLAP_MIN_STAGES stages and no
+    stage release to hold the waits."""
+    return num_stages is not None and num_stages < OVERLAP_MIN_STAGES and not keep_releases
+
+
+def post_pipeline(
+    capability: int,
+    num_warps: int,
+    requests: RegisterRequests,
+    apply_registers: bool,
+    overlap: bool,
+    hopper: FixWgmmaRelease | None,
+    releases_per_warp_group: bool = False,
+    num_stages: int | None = None,
+) -> PostPipeline:
+    """The post-pipeline stage the drop-in (and the guard's child) runs: the plans' register
+    requests (when `apply_registers` and there are plans), then on sm_90 the wgmma overlap
+    (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted). A consumer
+    whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
+    warp groups) keeps its releases where they are (overlap.py says why). Not below
+    OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
+    rewrites: list[Rewrite] = []
+    if requests and apply_registers:
+        rewrites.append(ApplyRegisters(requests))
+    if capability // 10 == 9:
+        keep = releases_per_warp_group and has_two_warp_groups(num_warps)
+        if overlap and overlap_contained(num_stages, keep):
+            rewrites.append(Withheld("overlap", OVERLAP_CONTAINED))
+        elif overlap:
+            rewrites.append(SinkWgmmaWaits(keep_releases=keep))
+        rewrites.append(hopper or Unavailable("hopper", "hopper fix unavailable"))
+    return PostPipeline(num_warps, rewrites)
+
+
+def lowered_ops(text: str, default_warps: int) -> list[dict]:
+    """Per ``ttg.warp_specialize`` op: warps of the default region and of each partition
+    region, and the ``requestedRegisters`` Triton chose (None if absent). ``partitions``
+    counts the default region too."""
+    ops: list[dict] = []
+    for line in text.splitlines():
+        if _WS_OP.search(line):
+            requested = _REQUESTED.search(line)
+            ops.append(
+                {
+                    "warps": [default_warps],
+                    "requested_registers": (
+                        [int(v) for v in requested.group(1).replace(",", " ").split()]
+                        if requested
+                        else None
+                    ),
+                }
+            )
+            continue
+        region = _REGION.match(line)
+        if region and ops:
+            ops[-1]["warps"].append(int(region.group(2)))
+    for op in ops:
+        op["partitions"] = len(op["warps"])
+    return ops
+
+
+def apply_register_requests(text: str, requests: RegisterRequests) -> tuple[str, list, list[str]]:
+    """Set each lowered op's ``requestedRegisters`` to its plan's per-partition registers.
+
+    Requests are matched to ``ttg.warp_specialize`` ops in order (one op per specialized
+    loop, in loop order); partition 0 is the default region, partition k is region k-1.
+    Returns (text, per op: registers written or None, notes about what was not applied).
+    """
+    from ... import ir as wir
+    from ...ir.attributes import i32_array
+
+    module = wir.parse(text)
+    ops = [op for op in module.walk() if op.name == "ttg.warp_specialize"]
+    if len(ops) != len(requests):
+        note = f"registers not applied: {len(ops)} warp_specialize ops for {len(requests)} plans"
+        return text, [None] * len(requests), [note]
+    applied: list = []
+    notes: list[str] = []
+    for index, (op, parts) in enumerate(zip(ops, requests, strict=True)):
+        parts = sorted(parts)
+        current = op.attr("requestedRegisters")
+        want = [min(256, max(24, -(-regs // 8) * 8)) for _, regs in parts[1:]]
+        if [p for p, _ in parts] != list(range(len(parts))):
+            why = "partition ids are not 0..P-1"
+        elif current is None:
+            why = "Triton set no requestedRegisters"
+        elif len(current) != len(want):
+            why = f"Triton lowered {len(current) + 1} partitions, the plan has {len(parts)}"
+        else:
+            op.set_attr("requestedRegisters", i32_array(want))
+            applied.append(want)
+            continue
+        applied.append(None)
+        notes.append(f"registers not applied to warp_specialize op {index}: {why}")
+    return module.print(), applied, notes
+
+
+# -- on the PTX -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReleasePerWarpGroup:
+    """sm_90, an 8-warp default region: each warp group releases its stages on its own
+    (wgrelease.py); `detail`: ReleaseReport."""
+
+    default_warps: int
+    ring_slots: int  # PostPipeline.ring_depth
+    name: str = "wgrelease"
+
+    def apply(self, text: str) -> RewriteResult:
+        out, done = release_per_warp_group(text, self.default_warps, self.ring_slots)
+        return RewriteResult(out, (done.note(),), done)
+
+
+@dataclass(frozen=True)
+class TakeTurns:
+    """sm_90, after ReleasePerWarpGroup: a two-warp-group consumer's warp groups take turns
+    issuing their wgmmas (pingpong.py); `detail`: TurnsReport."""
+
+    taken: frozenset[int]  # the named barriers ReleasePerWarpGroup took
+    name: str = "turns"
+
+    def apply(self, text: str) -> RewriteResult:
+        out, done = take_turns(text, self.taken)
+        return RewriteResult(out, (done.note(),), done)

@@ -1,0 +1,53 @@
+"""Lowered kernels that compile and would fail at launch: one that needs more tensor memory
+than the SM has, and one that LLVM reduced to a lone trap. The lowering guard's child fails a
+module for either (the drop-in then falls back); the drop-in refuses a final kernel over the
+SM's tensor memory."""
+
+from __future__ import annotations
+
+import re
+
+from ...model.target import SM100
+
+LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"
+_KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
+_TRAP_ONLY = {"call void @llvm.trap()", "tail call void @llvm.trap()", "unreachable"}
+
+
+class TensorMemoryOverflow(RuntimeError):
+    """The drop-in's final kernel needs more tensor-memory columns than the SM has (sm_100)."""
+
+
+def unlaunchable(metadata: dict, llir: str) -> str:
+    """Why a module make_llir lowered (its `metadata` and LLVM IR) cannot run; "" when it can."""
+    return tensor_memory_overflow(metadata) or (LONE_TRAP if lone_trap(llir) else "")
+
+
+def tensor_memory_overflow(metadata: dict) -> str:
+    """Why a lowered module cannot run: it needs more tensor-memory columns than the SM has
+    ("" when it fits; a target without TMEM needs none). Triton 3.6 and 3.9 compile such a
+    kernel without an error; its TMEM is never allocated and it traps at launch (3.9
+    reduces it to a lone trap)."""
+    need = metadata.get("tmem_size") or 0
+    have = SM100.tmem_columns  # every SM with tensor memory has 512 columns
+    if need <= have:
+        return ""
+    return (
+        f"Triton's lowering needs {need} columns of tensor memory, more than the SM's {have}: "
+        "the kernel would trap at launch"
+    )
+
+
+def lone_trap(llir: str) -> bool:
+    """Whether a kernel of this LLVM IR does nothing but trap: LLVM, having found undefined
+    behaviour on every path, keeps only `llvm.trap` (Triton 3.9 does this to attention_bwd
+    d128's warp-specialized kernel on sm_100: it needed more tensor memory than the SM has)."""
+    for body in _KERNEL_BODY.findall(llir):
+        statements = [
+            line.split(", !dbg")[0].strip()
+            for line in body.splitlines()
+            if line.strip() and not line.strip().startswith(";")
+        ]
+        if statements and all(s in _TRAP_ONLY for s in statements):
+            return True
+    return False
