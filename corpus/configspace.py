@@ -14,7 +14,7 @@ The 24 hand-picked configs stay the reference set; this space is for calibration
     python -m corpus.configspace check                 # every config to the partitioner
                                                        # input point; failures into the index
     python -m corpus.configspace extra --out FILE      # {kernel: {name: config}} for
-                                                       # benchmarks.bench_compile.add_extra_configs
+                                  # benchmarks.common.bench_compile.add_extra_configs
 
 ``dump`` writes TTGIR at the partitioner input point with corpus/dump.py's machinery (the same
 source, hook and relativized locs) and an ``index.json`` of what it dumped (with stock Triton's
@@ -248,7 +248,8 @@ def sample_order(entries: list[Entry]) -> list[Entry]:
 
 
 def extra_configs(entries: list[Entry]) -> dict[str, dict[str, dict]]:
-    """{kernel: {name: config}}: the JSON `benchmarks.bench_compile.add_extra_configs` reads."""
+    """{kernel: {name: config}}: the JSON that
+    `benchmarks.common.bench_compile.add_extra_configs` reads."""
     out: dict[str, dict[str, dict]] = {}
     for e in entries:
         out.setdefault(e.family, {})[e.name] = e.config

@@ -1,4 +1,5 @@
-"""benchmarks/against_stock.py: issue 22's measure, stock's time over ws_solver's (CPU only)."""
+"""benchmarks/analysis/against_stock.py: issue 22's measure, stock's time over ws_solver's
+(CPU only)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import math
 
 import pytest
 
-from benchmarks import against_stock as ag
-from benchmarks import stats
+from benchmarks.analysis import against_stock as ag
+from benchmarks.common import stats
 
 
 def _row(config: str, strategy: str, ms: float, binary: str, passed: bool = True) -> dict:
@@ -125,7 +126,7 @@ def test_gpu_serial_asks_nvidia_smi_and_says_none_when_it_cannot(monkeypatch) ->
     import subprocess
     from types import SimpleNamespace
 
-    from benchmarks import bench_kernels
+    from benchmarks.gpu import bench_kernels
 
     asked = []
 

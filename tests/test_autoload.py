@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.torch_compile_check import match_reports, ws_compiles
+from benchmarks.gpu.torch_compile_check import match_reports, ws_compiles
 from ws_solver import autoload
 from ws_solver.core.envvars import VARIABLE
 from ws_solver.triton.dropin import reportlog
@@ -152,7 +152,7 @@ def test_a_compile_in_a_worker_process_is_planned_and_logged(site: Path, tmp_pat
     enabled = [r["pid"] for r in reportlog.read(log) if r["event"] == "enabled"]
     assert enabled == [worker]  # the parent never imported Triton: ws_solver stayed asleep
     assert seen["parent"]["ws_solver_modules"] == ASLEEP
-    # What benchmarks/torch_compile_check.py counts on the GPU: the WS compile in Triton's
+    # What benchmarks/gpu/torch_compile_check.py counts on the GPU: the WS compile in Triton's
     # cache, matched to its report by Triton's cache key.
     matched = match_reports(ws_compiles(tmp_path / "triton"), log)
     assert matched["ws_compiles"] == 1 and not matched["missing"]

@@ -133,7 +133,7 @@ def test_missing_ray_extra(argv, monkeypatch, capsys) -> None:
 
 
 def test_missing_ray_extra_in_the_sweep(monkeypatch, capsys, tmp_path: Path) -> None:
-    from benchmarks import sweep_plans
+    from benchmarks.gpu import sweep_plans
 
     monkeypatch.setitem(sys.modules, "ray", None)
     argv = ["run", "--out", str(tmp_path / "sweep"), "--dry-run", "--backend", "ray"]
@@ -152,7 +152,7 @@ def test_a_gpu_task_that_keeps_failing_marks_its_rows(tmp_path: Path) -> None:
     on every attempt, and its rows say so; each config is saved as it ends."""
     if importlib.util.find_spec("torch") is not None:
         pytest.skip("torch is installed here: the GPU task would run")
-    from benchmarks import sweep_backend
+    from benchmarks.gpu import sweep_backend
 
     rows = [
         {"job": f"gemm_tma.c{i}.s", "kernel": "gemm_tma", "config": f"c{i}", "strategy": "s"}

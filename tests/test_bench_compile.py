@@ -1,4 +1,4 @@
-"""benchmarks/bench_compile.py: one compile per child process, and what comes back when a
+"""benchmarks/common/bench_compile.py: one compile per child process, and what comes back when a
 child fails (CPU only: compiled for sm_90, nothing launched)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("triton")
 
-from benchmarks.bench_compile import Job, compile_in_subprocess, compile_many
+from benchmarks.common.bench_compile import Job, compile_in_subprocess, compile_many
 from corpus import kernels as corpus_kernels
 
 pytestmark = pytest.mark.triton

@@ -11,7 +11,9 @@ import pytest
 
 pytest.importorskip("triton")
 
-from benchmarks import bench_compile, bench_gpu, bench_kernels, bench_report, bench_strategies
+from benchmarks.analysis import bench_report
+from benchmarks.common import bench_compile, bench_strategies
+from benchmarks.gpu import bench_gpu, bench_kernels
 from corpus import kernels as corpus_kernels
 
 pytestmark = pytest.mark.triton
@@ -188,7 +190,7 @@ def test_sustained_timing_binds_each_variant_and_rates_it_against_the_vendor(mon
     import contextlib
     import types
 
-    from benchmarks import gpu_power
+    from benchmarks.gpu import gpu_power
 
     monkeypatch.setitem(
         sys.modules, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=int))

@@ -1,4 +1,4 @@
-"""benchmarks/bench_scale.py: its loops, one measurement and the report (CPU only)."""
+"""benchmarks/cpu/bench_scale.py: its loops, one measurement and the report (CPU only)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_scale
+from benchmarks.cpu import bench_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.bench_scale_families import compare
+from benchmarks.cpu.bench_scale_families import compare
 
 
 def row(loop: str, ii: int, specialized: bool, status: str, **extra) -> dict:

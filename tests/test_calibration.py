@@ -1,4 +1,5 @@
-"""The cost model against the H200 measurements (benchmarks/calibrate.py on committed results)."""
+"""The cost model against the H200 measurements (benchmarks/analysis/calibrate.py on committed
+results)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import calibrate
+from benchmarks.analysis import calibrate
 from ws_solver import ir
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan

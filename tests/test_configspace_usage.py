@@ -1,4 +1,5 @@
-"""benchmarks/configspace_usage.py's records and summary, on small made-up records (no compile)."""
+"""benchmarks/cpu/configspace_usage.py's records and summary, on small made-up records (no
+compile)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from benchmarks import configspace_usage as cu
+from benchmarks.cpu import configspace_usage as cu
 from corpus import configspace as cs
 
 V = "3.6.0"

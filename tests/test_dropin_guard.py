@@ -219,8 +219,8 @@ def test_child_is_killed_not_orphaned(fresh_guard) -> None:
 def test_real_pipeline_hang_is_caught(fresh_guard) -> None:
     """The plan that made Triton 3.6's sm_90 `pipeline` spin forever (a wgmma whose shared
     operand is defined before the loop, in a non-default partition; rule R1 of
-    docs/triton-lowering-rules.md), spelled out in benchmarks/lowering_pairs.json."""
-    probe_script = pytest.importorskip("benchmarks.lowering_probe")
+    docs/triton-lowering-rules.md), spelled out in benchmarks/cpu/lowering_pairs.json."""
+    probe_script = pytest.importorskip("benchmarks.cpu.lowering_probe")
     hanging, fixed = probe_script.pair_variants()[:2]
     assert "R1" in hanging.rules and "R1" not in fixed.rules
     cap, warps, stages = probe_script.file_options(hanging.file)

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_power.py: parsing nvidia-smi samples and summarizing a sustained window."""
+"""benchmarks/gpu/gpu_power.py: parsing nvidia-smi samples and summarizing a sustained window."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import gpu_power
+from benchmarks.gpu import gpu_power
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

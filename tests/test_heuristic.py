@@ -281,8 +281,8 @@ COND_RESET = "gemm_cond_reset.t128x128x64_g128_w4_s4.sm100.ttgir"
 
 def _cond_reset_split(swap: bool):
     """The heuristic's former cond-reset split (MMA 0, compute 1, loads 2), spelled out in
-    benchmarks/lowering_pairs.json (pair 4, rule R4); `swap`: partitions 0 and 1 swapped."""
-    probe = pytest.importorskip("benchmarks.lowering_probe")
+    benchmarks/cpu/lowering_pairs.json (pair 4, rule R4); `swap`: partitions 0 and 1 swapped."""
+    probe = pytest.importorskip("benchmarks.cpu.lowering_probe")
     (pair,) = [p for p in json.loads(probe.PAIRS.read_text()) if p["rule"] == "R4"]
 
     def plan_of(graph, target):

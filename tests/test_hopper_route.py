@@ -1,4 +1,4 @@
-"""benchmarks/hopper_route.py: Triton 3.6's own sm_90 route (add_hopper_warpspec), driven by
+"""benchmarks/common/hopper_route.py: Triton 3.6's own sm_90 route (add_hopper_warpspec), driven by
 async_task_id annotations (docs/hopper-route.md). CPU only: compiles to cubin for sm_90."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import hopper_route as hr
-from benchmarks.hopper_route import HopperVariant
+from benchmarks.common import hopper_route as hr
+from benchmarks.common.hopper_route import HopperVariant
 from ws_solver import ir
 from ws_solver.triton.toolchain.versions import stages_hook
 
@@ -136,7 +136,7 @@ def _row(strategy: str, config: str = "c", ws: int = 1, passed: bool = True, ms=
 
 
 def test_probe_runs_only_specialized_route_rows_and_their_baselines():
-    from benchmarks import hopper_route_probe as probe
+    from benchmarks.gpu import hopper_route_probe as probe
 
     rows = [
         _row("optimal", "a"),
@@ -152,7 +152,7 @@ def test_probe_runs_only_specialized_route_rows_and_their_baselines():
 
 
 def test_probe_compares_against_the_baseline_with_the_spread():
-    from benchmarks import hopper_route_probe as probe
+    from benchmarks.gpu import hopper_route_probe as probe
 
     rows = [
         _row("optimal", ms=(1.0, 1.01, 0.99)),

@@ -2,8 +2,8 @@
 each rule's minimal case is reported by `check_plan`, the heuristic and the solver never
 return a plan that breaks one, and the model respects them on small cases.
 
-The minimal cases are the pairs of benchmarks/lowering_pairs.json (spelled out node by node),
-lowered through Triton 3.6 by `benchmarks/lowering_probe.py --pairs`.
+The minimal cases are the pairs of benchmarks/cpu/lowering_pairs.json (spelled out node by node),
+lowered through Triton 3.6 by `benchmarks/cpu/lowering_probe.py --pairs`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ws_solver.model.unspecialized import single_partition_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 TTGIR = ROOT / "corpus" / "ttgir"
-PAIRS = json.loads((ROOT / "benchmarks" / "lowering_pairs.json").read_text())
+PAIRS = json.loads((ROOT / "benchmarks" / "cpu" / "lowering_pairs.json").read_text())
 
 
 @cache
@@ -211,9 +211,9 @@ def test_unspecialized_plans_break_no_rule() -> None:
 
 
 def test_rules_cover_the_reference_checker_on_the_pairs() -> None:
-    """`lowering_violations` reports every strict rule benchmarks/lowering_probe.py's
+    """`lowering_violations` reports every strict rule benchmarks/cpu/lowering_probe.py's
     reference checker finds on the minimal pairs."""
-    probe = pytest.importorskip("benchmarks.lowering_probe")
+    probe = pytest.importorskip("benchmarks.cpu.lowering_probe")
     strict = {"R1", "R3", "R4", "R5", "R7", "R8"}
     for index in range(len(PAIRS)):
         graph, before, after = pair_plans(index)
@@ -226,7 +226,7 @@ def test_rules_cover_the_reference_checker_on_the_pairs() -> None:
 def test_reference_checker_agrees_on_r6_r9_r11_for_forced_sm90_plans() -> None:
     """The heuristic's forced sm_90 plans obey the model's R6, R9 and R11, and the reference
     checker (written from the perturbation study, widened with the H200 runs) agrees."""
-    probe = pytest.importorskip("benchmarks.lowering_probe")
+    probe = pytest.importorskip("benchmarks.cpu.lowering_probe")
     checked = 0
     for path in sorted(TTGIR.glob("*.sm90.ttgir")):
         for graph in graphs(path.name):

@@ -2,7 +2,7 @@
 "Triton 3.9.0"): each rule that differs from 3.6 is reported per version by `check_plan`, and
 the heuristic and the solver planning for 3.9 return plans that follow 3.9's rules.
 
-The plans are the minimal pairs of benchmarks/lowering_pairs.json (their loop graphs are the
+The plans are the minimal pairs of benchmarks/cpu/lowering_pairs.json (their loop graphs are the
 same in both corpus dumps) and corpus loops of corpus/ttgir-3.9.
 """
 

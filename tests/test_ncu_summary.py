@@ -1,11 +1,12 @@
-"""benchmarks/ncu_source_summary.py on a small page in Nsight Compute's source-view layout."""
+"""benchmarks/analysis/ncu_source_summary.py on a small page in Nsight Compute's source-view
+layout."""
 
 from __future__ import annotations
 
 import gzip
 from pathlib import Path
 
-from benchmarks import ncu_source_summary as ncu
+from benchmarks.analysis import ncu_source_summary as ncu
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

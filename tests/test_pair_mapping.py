@@ -1,4 +1,4 @@
-"""benchmarks/pair_mapping.py: a minimal pair probed on one Triton version is lowered on
+"""benchmarks/cpu/pair_mapping.py: a minimal pair probed on one Triton version is lowered on
 another version's corpus only where the loop graph is the same, with its labels carried over
 node by node, and it breaks the same rules there (no Triton needed)."""
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-mapping = pytest.importorskip("benchmarks.pair_mapping")
-probe = pytest.importorskip("benchmarks.lowering_probe")
+mapping = pytest.importorskip("benchmarks.cpu.pair_mapping")
+probe = pytest.importorskip("benchmarks.cpu.lowering_probe")
 
 ROOT = mapping.REPO_ROOT
 CORPUS_36 = ROOT / "corpus" / "ttgir"

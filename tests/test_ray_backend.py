@@ -144,8 +144,8 @@ def test_interrupted_cluster_run_leaves_no_output(cluster, small, tmp_path, tmp_
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 def test_sweep_compiles_as_ray_tasks(cluster, tmp_path) -> None:
-    from benchmarks import bench_compile as bk
-    from benchmarks import sweep_backend
+    from benchmarks.common import bench_compile as bk
+    from benchmarks.gpu import sweep_backend
 
     jobs = bk.all_jobs(["gemm_tma"], ["heuristic", "explore:1"])
     jobs = [j for j in jobs if j.config == "t128x128x64_w4_s4"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks import archive
+from benchmarks.common import archive
 
 
 def test_every_run_has_a_manifest_and_a_line_in_the_index() -> None:

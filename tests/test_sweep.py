@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import fit_sweep, sweep_plans, variants
-from benchmarks.variants import Variant
+from benchmarks.analysis import fit_sweep
+from benchmarks.common import stats, variants
+from benchmarks.common.variants import Variant
+from benchmarks.gpu import sweep_plans
 
 
 def test_variant_names_round_trip() -> None:
@@ -95,9 +97,9 @@ def test_headroom_separates_plans_from_knobs(run_file: Path) -> None:
 
 def test_ties_use_the_larger_spread() -> None:
     a = {"ms": 1.0, "spread": 0.0}
-    assert sweep_plans.tie(a, {"ms": 1.019, "spread": 0.0})  # under the 2% floor
-    assert not sweep_plans.tie(a, {"ms": 1.05, "spread": 0.01})
-    assert sweep_plans.tie(a, {"ms": 1.05, "spread": 0.06})
+    assert stats.tie(a, {"ms": 1.019, "spread": 0.0})  # under the 2% floor
+    assert not stats.tie(a, {"ms": 1.05, "spread": 0.01})
+    assert stats.tie(a, {"ms": 1.05, "spread": 0.06})
 
 
 def test_fit_reports_pairs_and_the_held_out_rule(run_file: Path) -> None:

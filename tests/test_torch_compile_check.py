@@ -1,4 +1,4 @@
-"""benchmarks/torch_compile_check.py, the GPU check of issue 37, run where it cannot pass (no
+"""benchmarks/gpu/torch_compile_check.py, the GPU check of issue 37, run where it cannot pass (no
 torch, no GPU): every condition's failure is recorded in summary.json / summary.md and the
 run goes on to the next one, as it must on the GPU machine, where it gets one try."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "benchmarks" / "torch_compile_check.py"
+SCRIPT = REPO / "benchmarks" / "gpu" / "torch_compile_check.py"
 
 
 def test_every_failure_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:

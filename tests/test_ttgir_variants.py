@@ -1,4 +1,4 @@
-"""benchmarks/ttgir_variants.py: argument checks and the TTGIR-file compile path (CPU)."""
+"""benchmarks/gpu/ttgir_variants.py: argument checks and the TTGIR-file compile path (CPU)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import ttgir_variants
+from benchmarks.gpu import ttgir_variants
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,7 @@ def test_a_variant_may_name_its_config(variant, expected):
 
 def test_extra_configs_are_found_by_name(tmp_path, capsys, monkeypatch):
     """A config from --extra-configs passes the name check (the run then needs a GPU)."""
-    from benchmarks import bench_compile
+    from benchmarks.common import bench_compile
     from corpus import kernels as corpus_kernels
 
     module = corpus_kernels.load("gemm_tma")

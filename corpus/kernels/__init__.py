@@ -4,7 +4,7 @@ Every module exposes ``KERNEL``, ``CONFIGS``, ``signature(config)`` and the GPU 
 ``make_inputs(config, size, seed)``, ``launch(config, inputs)`` and ``reference(inputs)``.
 A config is one flat dict: kernel constexprs plus the compile options in ``OPTION_KEYS``.
 ``KERNEL_MODULES`` are the ones dumped into ``corpus/ttgir``; ``attention_unrolled`` (the
-attention loop unrolled, for ``benchmarks/bench_scale.py``) is dumped only by that benchmark.
+attention loop unrolled, for ``benchmarks/cpu/bench_scale.py``) is dumped only by that benchmark.
 """
 
 from __future__ import annotations

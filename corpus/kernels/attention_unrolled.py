@@ -4,7 +4,7 @@ The loop of ``attention_fwd`` (non-causal), written out UNROLL times inside the
 warp-specialized loop: each iteration takes UNROLL key blocks one after the other, so the
 loop has UNROLL times the loads, MMAs and softmax steps. This is how a kernel author
 unrolls an inner loop by hand, and it gives loops of any size from one kernel: the scale
-benchmark (``benchmarks/bench_scale.py``) dumps it for growing UNROLL and times the
+benchmark (``benchmarks/cpu/bench_scale.py``) dumps it for growing UNROLL and times the
 partitioners on the result. It is not part of the dumped corpus (``KERNEL_MODULES``).
 
 N_CTX must be a multiple of BLOCK_N * UNROLL. The GPU helpers need torch and a GPU; they

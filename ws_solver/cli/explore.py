@@ -42,7 +42,7 @@ with the plans already listed cut out, so a plan marked OPTIMAL is proven the be
 listed before it; the list is the same for the same seed.
 
 The drop-in compiles rank K as strategy "explore:K" (ws_solver.triton.enable("explore:2")),
-and benchmarks/sweep_plans.py compiles, verifies and times every rank on a GPU, crossed with
+and benchmarks/gpu/sweep_plans.py compiles, verifies and times every rank on a GPU, crossed with
 the drop-in's other knobs (listed under "knobs" in the JSON).
 
 Output: one line per plan on stdout (rank, status, modeled II, partitions with warps and

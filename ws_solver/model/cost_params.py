@@ -1,7 +1,7 @@
 """The cost model's constants: what is not a hardware rate (those live in `Target.rates`).
 
 The calibrated numbers are here: `register_scale_percent` and the three stall terms are
-fitted by `benchmarks/calibrate.py` on H200 measurements (it prints a `CostParams(...)` to
+fitted by `benchmarks/analysis/calibrate.py` on H200 measurements (it prints a `CostParams(...)` to
 paste); the rest are modeling estimates. The one number that depends on the Triton release
 (its ptxas), the register percent of a partition under a setmaxnreg cap, is in that
 release's row of lowering_facts.py (`capped_register_scale_percent`). `cost_table` turns
@@ -32,7 +32,7 @@ class CostParams:
     # Registers per thread every partition needs besides its tensors (indices, addresses,
     # loop control, predicates).
     base_registers: int = 24
-    # The constants below are fitted by benchmarks/calibrate.py on the H200 measurements in
+    # The constants below are fitted by benchmarks/analysis/calibrate.py on the H200 measurements in
     # the run folders of benchmarks/results (it prints them; the values here are its output).
     # ptxas holds more than the tensors the model counts (an op's operands next to its result,
     # wgmma fragments, addresses): tensor bytes count at this percent, the least that covers

@@ -5,7 +5,7 @@ partitions run each op that cannot be duplicated), hinted with the heuristic's p
 is the modeled optimum. `annotate_rank` writes rank K of every loop into a module, as the
 drop-in's "explore:K" strategy compiles it. The knobs the drop-in controls besides the plan
 are listed with the result, since a sweep on the GPU crosses them with the plans
-(benchmarks/sweep_plans.py).
+(benchmarks/gpu/sweep_plans.py).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def knobs(target: Target) -> list[dict]:
             "name": "num_stages",
             "values": "the kernel's num_stages - 1 and + 1",
             "how": "a Triton compile option: Triton's schedule is re-run from the TTIR, so a "
-            "TTGIR file alone cannot vary it (benchmarks/sweep_plans.py compiles it)",
+            "TTGIR file alone cannot vary it (benchmarks/gpu/sweep_plans.py compiles it)",
         }
     ]
     if target.name == "sm_90":

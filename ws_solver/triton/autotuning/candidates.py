@@ -10,7 +10,7 @@ A name is a drop-in strategy, then optional ``~`` knob suffixes:
 
 For example ``explore:2``, ``heuristic~ov0``, ``none~s+1``, ``triton~ov0~wg0`` (Triton's
 partitioner with only the Hopper fix). Names carry no commas or spaces, so they pass through
-command lines and job names. The plan sweep (``benchmarks/variants.py``) and the autotuner
+command lines and job names. The plan sweep (``benchmarks/common/variants.py``) and the autotuner
 (``ws_solver.triton.autotune``) share this grammar.
 
 A *spec* in an autotuner's ``candidates`` is a name, except that ``explore:N`` stands for the

@@ -1,0 +1,574 @@
+"""What ptxas makes of every configuration of the config space, per strategy, on the CPU.
+
+For each configuration (corpus/configspace.py) × target × strategy this compiles the kernel
+with Triton (no GPU: ``benchmarks.common.bench_compile.compile_job``) and assembles its PTX with
+``ptxas -v`` (``triton.toolchain.binary_usage.ptx_usage``): registers, stack, spill bytes and
+whether ptxas serialized the wgmmas. Per configuration × target it also records the model's
+registers per thread of the unspecialized loop, from the TTGIR at the partitioner input point.
+One JSON line per record in one output file (resumable: what the file holds is skipped).
+
+    python -m benchmarks.cpu.configspace_usage --out FILE [--slice ci] [--family F]
+        [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
+    python -m benchmarks.cpu.configspace_usage --summary FILE [FILE ...]
+
+Each configuration × target runs in a child process (``--child``) with its own Triton caches:
+a compile that crashes or hangs takes only that child down, and its records say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STRATEGIES: tuple[str, ...] = ("builtin", "none", "heuristic", "optimal", "triton")
+TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
+COMPILE_TIMEOUT_S = 180  # per strategy; a normal compile + ptxas takes 1-5 s on one core
+REGISTER_CAP = 255
+_FAILED_PASS = re.compile(
+    r"Pipeline failed while executing \[`(\w+)`"
+)  # ptxas's maximum registers per thread
+
+
+@dataclass(frozen=True)
+class Task:
+    """One child process: a configuration × target, the model record and the strategies."""
+
+    key: str  # family.name
+    target: str
+    strategies: tuple[str, ...]
+
+
+def record_key(rec: dict) -> tuple:
+    return (rec["kind"], rec["config"], rec["target"], rec["triton"], rec.get("strategy"))
+
+
+# -- the child: one configuration × target ------------------------------------------------------
+def _model_record(family: str, name: str, target: str, triton_version: str) -> dict:
+    """The model's registers per thread of each unspecialized loop, from the dumped TTGIR."""
+    from corpus.dump import Job, capture
+    from ws_solver.ir import parse
+    from ws_solver.model.cost_table import cost_table
+    from ws_solver.model.dfg import build_graph, ws_loops
+    from ws_solver.model.resources import unspecialized_registers
+    from ws_solver.model.target import target_for
+
+    rec: dict = {"kind": "model"}
+    start = time.perf_counter()
+    try:
+        module = parse(capture(Job(family, name, target)))
+        tgt = target_for(f"sm_{TARGETS[target]}", triton_version)
+        regs = [
+            unspecialized_registers(cost_table(build_graph(module, loop), tgt))
+            for loop in ws_loops(module)
+        ]
+        rec["predicted_registers"] = regs
+        rec["predicted_max"] = max(regs) if regs else None
+    except Exception as e:  # the record says why; the compiles still run
+        rec["error"] = _first_line(e)
+    rec["model_s"] = round(time.perf_counter() - start, 2)
+    return rec
+
+
+def _compile_record(family: str, name: str, strategy: str, capability: int, cache: Path) -> dict:
+    """Compile one strategy's kernel and read ptxas's report of its PTX."""
+    from benchmarks.common.bench_compile import Job, compile_job
+    from ws_solver.triton.toolchain.binary_usage import ptx_usage
+
+    with _stderr_captured() as printed:
+        compiled, info = compile_job(Job(family, name, strategy), cache, capability)
+    rec: dict = {"kind": "compile", "ok": compiled is not None}
+    rec["compile_s"] = info.get("compile_s")
+    if "error" in info:
+        rec["error"] = info["error"]
+        detail = mlir_error(printed())
+        if detail:
+            rec["error_detail"] = detail
+    for k in ("num_warps", "shared_bytes", "warp_specialize_ops", "partition_regions", "binary"):
+        if k in info:
+            rec[k] = info[k]
+    dropin = info.get("dropin")
+    if dropin:
+        rec["dropin_strategy"] = dropin.get("strategy_used")
+        rec["dropin_loops"] = [
+            {
+                "loop": loop.get("loop"),
+                "specialized": loop.get("specialized"),
+                "reason": str(loop.get("reason", ""))[:200],
+            }
+            for loop in dropin.get("loops", [])
+        ]
+        rec["dropin_fallbacks"] = len(dropin.get("fallbacks", []))
+        decision = dropin.get("decision") or {}
+        if decision:  # the decision check: stock's decision, the rule, its evidence
+            rec["decision"] = {
+                "rule": decision.get("rule"),
+                "evidence": str(decision.get("evidence", ""))[:300],
+                "stock_specialized": (decision.get("stock") or {}).get("specialized"),
+                "kept": decision.get("kept"),
+            }
+    if compiled is not None:
+        start = time.perf_counter()
+        try:
+            rec["ptxas"] = ptx_usage(compiled.asm["ptx"], capability).to_dict()
+        except Exception as e:
+            rec["ptxas_error"] = _first_line(e)
+        rec["ptxas_s"] = round(time.perf_counter() - start, 2)
+    return rec
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Callable[[], str]]:
+    """Capture file descriptor 2 (MLIR prints its diagnostics there, not in the exception);
+    yields a function returning what was printed (read once the block is left), and echoes
+    the tail of it to the real stderr."""
+    sys.stderr.flush()
+    saved, held = os.dup(2), [b""]
+    with tempfile.TemporaryFile("w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield lambda: held[0].decode(errors="replace")
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            held[0] = tmp.read()
+            os.write(2, held[0][-4000:])
+
+
+def mlir_error(text: str) -> str | None:
+    """The first MLIR diagnostic ``...: error: MESSAGE`` of compiler output, without its
+    location, else the pass the pipeline failed in; None when there is neither."""
+    failed_pass = None
+    for line in text.splitlines():
+        _, sep, message = line.partition(" error: ")
+        if sep and "Failures have been detected" not in message:
+            return message.strip()[:300]
+        m = _FAILED_PASS.search(line)
+        if m and failed_pass is None:
+            failed_pass = f"{m.group(1)} failed (no diagnostic)"
+    return failed_pass
+
+
+def child(key: str, target: str, strategies: list[str], out: Path, model: bool) -> None:
+    """Write the records of one configuration × target to `out`, one line as each is done."""
+    import triton
+
+    from corpus import configspace
+
+    configspace.register(configspace.space())
+    family, name = key.split(".", 1)
+    base = {"config": key, "family": family, "name": name, "target": target}
+    base["triton"] = triton.__version__
+    with open(out, "a") as f, tempfile.TemporaryDirectory(prefix="ws_cs_usage_") as cache:
+
+        def emit(rec: dict) -> None:
+            f.write(json.dumps(base | rec, sort_keys=True) + "\n")
+            f.flush()
+
+        if model:
+            emit(_model_record(family, name, target, triton.__version__))
+        for strategy in strategies:
+            rec = _compile_record(family, name, strategy, TARGETS[target], Path(cache))
+            emit({"strategy": strategy} | rec)
+
+
+def run_task(task: Task, triton_version: str, model: bool, timeout: float) -> list[dict]:
+    """`child` in a subprocess; records for what it did not write say why."""
+    with tempfile.TemporaryDirectory(prefix="ws_cs_task_") as work:
+        out = Path(work) / "records.jsonl"
+        cmd = [sys.executable, "-m", "benchmarks.cpu.configspace_usage", "--child", task.key]
+        cmd += ["--target", task.target, "--strategies", ",".join(task.strategies)]
+        cmd += ["--out", str(out)] + ([] if model else ["--no-model"])
+        error = None
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
+            )
+            if proc.returncode:
+                tail = [ln for ln in proc.stderr.splitlines() if ln.strip()][-2:]
+                error = f"child died (rc {proc.returncode}): {' | '.join(tail)[:300]}"
+        except subprocess.TimeoutExpired:
+            error = f"timed out after {timeout:.0f} s"
+        records = [json.loads(ln) for ln in out.read_text().splitlines()] if out.exists() else []
+    family, name = task.key.split(".", 1)
+    base = {"config": task.key, "family": family, "name": name, "target": task.target}
+    base["triton"] = triton_version
+    done = {(r["kind"], r.get("strategy")) for r in records}
+    wanted = ([("model", None)] if model else []) + [("compile", s) for s in task.strategies]
+    for kind, strategy in wanted:
+        if (kind, strategy) not in done:
+            rec = base | {"kind": kind, "error": error or "no record written"}
+            if kind == "compile":
+                rec |= {"strategy": strategy, "ok": False}
+            records.append(rec)
+    return records
+
+
+# -- the sweep ------------------------------------------------------------------------------------
+def read_records(paths: Iterable[Path]) -> list[dict]:
+    """Every record of the files; a torn last line (a killed run) is skipped."""
+    out = []
+    for path in paths:
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def plan_tasks(
+    entries: list, targets: list[str], strategies: list[str], triton_version: str, have: set
+) -> list[tuple[Task, bool]]:
+    """(task, model wanted) for everything `have` lacks: targets in the given order, within
+    each the configurations in `sample_order` (a partial run is a spread sample)."""
+    from corpus.configspace import sample_order
+
+    tasks = []
+    for target in targets:
+        for e in sample_order(entries):
+            todo = tuple(
+                s for s in strategies if ("compile", e.key, target, triton_version, s) not in have
+            )
+            model = ("model", e.key, target, triton_version, None) not in have
+            if todo or model:
+                tasks.append((Task(e.key, target, todo), model))
+    return tasks
+
+
+def sweep(args: argparse.Namespace) -> int:
+    import triton
+
+    from corpus.configspace import select
+
+    version = triton.__version__
+    entries = select(args.slice, args.family)
+    have = {record_key(r) for r in read_records([args.out]) if "kind" in r}
+    tasks = plan_tasks(entries, args.targets, args.strategies, version, have)
+    if args.limit:
+        tasks = tasks[: args.limit]
+    print(f"{len(tasks)} configuration × target tasks to run ({version})", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    start, failures = time.perf_counter(), 0
+
+    def one(item: tuple[Task, bool]) -> list[dict]:
+        task, model = item
+        timeout = 60 + COMPILE_TIMEOUT_S * max(1, len(task.strategies))
+        return run_task(task, version, model, timeout)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool, open(args.out, "a") as f:
+        for i, records in enumerate(pool.map(one, tasks), 1):
+            for rec in records:
+                f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.flush()
+            bad = [r for r in records if r.get("error")]
+            failures += len(bad)
+            r0 = records[0]
+            line = f"[{i}/{len(tasks)} {time.perf_counter() - start:.0f}s] {r0['config']} "
+            line += f"{r0['target']}: " + " ".join(_short(r) for r in records)
+            print(line, file=sys.stderr, flush=True)
+    return 1 if failures and args.strict else 0
+
+
+def _short(rec: dict) -> str:
+    if rec["kind"] == "model":
+        return f"model={rec.get('predicted_max', 'ERR')}"
+    if not rec.get("ok"):
+        return f"{rec['strategy']}=ERR"
+    p = rec.get("ptxas") or {}
+    spill = "+spill" if p.get("stack_bytes") or p.get("spill_store_bytes") else ""
+    ws = "/ws" if rec.get("warp_specialize_ops") else ""
+    return f"{rec['strategy']}={p.get('registers', '?')}{spill}{ws}"
+
+
+# -- the summary ----------------------------------------------------------------------------------
+def spills(rec: dict) -> bool | None:
+    """Whether ptxas spilled (stack or spill stores); None without a ptxas report."""
+    p = rec.get("ptxas")
+    if not p:
+        return None
+    return bool(p.get("stack_bytes") or p.get("spill_store_bytes"))
+
+
+def _latest(records: list[dict]) -> dict[tuple, dict]:
+    """The last record per key (a rerun's record replaces an earlier one)."""
+    return {record_key(r): r for r in records if "kind" in r}
+
+
+def spill_regressions(records: list[dict], ours: str = "optimal", stock: str = "builtin") -> list:
+    """(config, target, triton, ours' ptxas, stock's ptxas) where ours spills and stock not."""
+    latest = _latest(records)
+    out = []
+    for (kind, config, target, version, strategy), rec in sorted(latest.items()):
+        if kind != "compile" or strategy != ours or not spills(rec):
+            continue
+        base = latest.get(("compile", config, target, version, stock))
+        if base is not None and spills(base) is False:
+            out.append((config, target, version, rec["ptxas"], base["ptxas"]))
+    return out
+
+
+def spills_without_stock(
+    records: list[dict], ours: str = "optimal", stock: str = "builtin"
+) -> list[tuple[str, str, str]]:
+    """(config, target, triton) where ours spills and stock's compile failed."""
+    latest = _latest(records)
+    out = []
+    for (kind, config, target, version, strategy), rec in sorted(latest.items()):
+        if kind == "compile" and strategy == ours and spills(rec):
+            base = latest.get(("compile", config, target, version, stock))
+            if base is not None and not base.get("ok"):
+                out.append((config, target, version))
+    return out
+
+
+def error_counts(records: list[dict]) -> dict[tuple[str, str, str, str], int]:
+    """(triton, target, strategy, first diagnostic) -> failed compiles, most frequent first."""
+    out: dict[tuple[str, str, str, str], int] = {}
+    for (kind, _, target, version, strategy), rec in _latest(records).items():
+        if kind == "compile" and not rec.get("ok"):
+            key = (version, target, strategy, rec.get("error_detail") or rec.get("error", "?"))
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][:3], -kv[1])))
+
+
+def shared_memory_check(
+    records: list[dict], strategies: tuple[str, ...] = ("builtin", "none")
+) -> dict[tuple[str, str, str], dict]:
+    """Per (triton, target, strategy): kernels whose shared memory exceeds what a CTA may
+    take (they would not launch) and the estimate's ratio to Triton's allocation."""
+    from corpus.configspace import SMEM_LIMIT, space
+
+    estimate = {e.key: e.smem_estimate for e in space()}
+    rows: dict[tuple[str, str, str], list] = {}
+    for (kind, config, target, version, strategy), rec in _latest(records).items():
+        actual = rec.get("shared_bytes")
+        if kind != "compile" or strategy not in strategies or not actual or config not in estimate:
+            continue
+        rows.setdefault((version, target, strategy), []).append((estimate[config], actual))
+    out = {}
+    for key in sorted(rows, key=lambda k: _row_order((k, None))):
+        pairs = rows[key]
+        ratios = [e / a for e, a in pairs]
+        out[key] = {
+            "n": len(pairs),
+            "over_limit": sum(a > SMEM_LIMIT for _, a in pairs),
+            "ratio_median": round(statistics.median(ratios), 2),
+            "ratio_min": round(min(ratios), 2),
+        }
+    return out
+
+
+def _row_order(item: tuple) -> tuple:
+    (version, target, strategy), _ = item
+    rank = STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES)
+    return (tuple(int(x) for x in version.split(".") if x.isdigit()), TARGETS.get(target, 0), rank)
+
+
+def model_agreement(records: list[dict], unspecialized: str = "none") -> dict:
+    """The model's unspecialized registers vs ptxas on the unspecialized (`none`) kernel:
+    spill / no spill agreement (predicted > 255 vs ptxas stack > 0) and the register error
+    where ptxas stayed under its cap."""
+    latest = _latest(records)
+    pairs = []
+    for (kind, config, target, version, _), rec in latest.items():
+        pred = rec.get("predicted_max")
+        if kind != "model" or pred is None:
+            continue
+        comp = latest.get(("compile", config, target, version, unspecialized))
+        if comp is None or comp.get("warp_specialize_ops") or spills(comp) is None:
+            continue
+        regs = comp["ptxas"]["registers"]
+        pairs.append((pred, regs, spills(comp), target, config, version))
+    confusion = {"tp": 0, "tn": 0, "fp": 0, "fn": 0}
+    errors = []
+    for pred, regs, spilled, *_ in pairs:
+        predicted = pred > REGISTER_CAP
+        confusion[("t" if predicted == spilled else "f") + ("p" if predicted else "n")] += 1
+        if regs < REGISTER_CAP:
+            errors.append(abs(pred - regs))
+    n = len(pairs)
+    agree = confusion["tp"] + confusion["tn"]
+    return {
+        "n": n,
+        "agree": agree,
+        "agreement": round(agree / n, 3) if n else None,
+        **confusion,
+        "n_register_error": len(errors),
+        "register_error_median": statistics.median(errors) if errors else None,
+        "register_error_p90": _percentile(errors, 90) if errors else None,
+        "disagreements": sorted(
+            (c, t, v, p, r, s) for p, r, s, t, c, v in pairs if (p > REGISTER_CAP) != s
+        ),
+    }
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * pct // 100))
+    return ordered[int(rank) - 1]
+
+
+def strategy_counts(records: list[dict]) -> dict[tuple[str, str, str], dict]:
+    """Per (triton, target, strategy): compiled, errors, specialized, spill, serialized."""
+    out: dict[tuple[str, str, str], dict] = {}
+    for (kind, _, target, version, strategy), rec in sorted(_latest(records).items()):
+        if kind != "compile":
+            continue
+        row = out.setdefault(
+            (version, target, strategy),
+            {"n": 0, "errors": 0, "ws": 0, "spill": 0, "serialized": 0, "no_ptxas": 0},
+        )
+        row["n"] += 1
+        if not rec.get("ok"):
+            row["errors"] += 1
+            continue
+        row["ws"] += bool(rec.get("warp_specialize_ops"))
+        if spills(rec) is None:
+            row["no_ptxas"] += 1
+            continue
+        row["spill"] += bool(spills(rec))
+        row["serialized"] += bool(rec["ptxas"].get("wgmma_serialized"))
+    return out
+
+
+def summary(records: list[dict]) -> str:
+    latest = _latest(records)
+    lines = []
+    configs: dict[tuple[str, str], set] = {}
+    for _kind, config, target, version, _ in latest:
+        configs.setdefault((version, target), set()).add(config)
+    lines.append("## Configurations measured (config × target with any record)")
+    for (version, target), keys in sorted(configs.items()):
+        lines.append(f"- Triton {version} {target}: {len(keys)}")
+    lines.append("")
+    lines.append("## Per strategy (ptxas -v on the PTX)")
+    lines.append("| Triton | target | strategy | n | errors | specialized | spill | serialized |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for (version, target, strategy), r in sorted(strategy_counts(records).items(), key=_row_order):
+        lines.append(
+            f"| {version} | {target} | {strategy} | {r['n']} | {r['errors']} | {r['ws']} "
+            f"| {r['spill']} | {r['serialized']} |"
+        )
+    lines.append("")
+    errors = error_counts(records)
+    if errors:
+        lines.append("")
+        lines.append("Compile errors (Triton, target, strategy: count × first diagnostic):")
+        lines.extend(f"- {v} {t} {s}: {n} × {msg}" for (v, t, s, msg), n in errors.items())
+    lines.append("")
+    regress = spill_regressions(records)
+    lines.append(f"## `optimal` spills where stock (`builtin`) does not: {len(regress)}")
+    if regress:
+        lines.append("| config | target | Triton | optimal (ptxas) | stock (ptxas) |")
+        lines.append("|---|---|---|---|---|")
+        for config, target, version, ours, stock in regress:
+            lines.append(f"| {config} | {target} | {version} | {_usage(ours)} | {_usage(stock)} |")
+    unmatched = spills_without_stock(records)
+    lines.append("")
+    lines.append(
+        f"`optimal` spills where stock did not compile (no stock kernel): {len(unmatched)}"
+    )
+    lines.extend(f"- {c} {t} {v}" for c, t, v in unmatched)
+    lines.append("")
+    lines.append("## Model vs ptxas, the unspecialized kernel (`none`)")
+    by_version: dict[tuple[str, str], list[dict]] = {}
+    for r in records:
+        by_version.setdefault((r.get("triton", "?"), r.get("target", "?")), []).append(r)
+    lines.append(
+        "| Triton | target | n | spill agreement | tp | tn | fp | fn "
+        "| n (ptxas < 255) | reg. error median | p90 |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (version, target), recs in sorted(by_version.items()):
+        a = model_agreement(recs)
+        if not a["n"]:
+            continue
+        lines.append(
+            f"| {version} | {target} | {a['n']} | {a['agree']}/{a['n']} ({a['agreement']}) "
+            f"| {a['tp']} | {a['tn']} | {a['fp']} | {a['fn']} | {a['n_register_error']} "
+            f"| {a['register_error_median']} | {a['register_error_p90']} |"
+        )
+    lines.append("")
+    lines.append("## Shared memory: the generator's estimate vs the compiled kernel's")
+    lines.append(
+        "| Triton | target | strategy | n | over the limit | estimate/actual median | min |"
+    )
+    lines.append("|---|---|---|---|---|---|---|")
+    for (version, target, strategy), row in shared_memory_check(records).items():
+        lines.append(
+            f"| {version} | {target} | {strategy} | {row['n']} | {row['over_limit']} "
+            f"| {row['ratio_median']} | {row['ratio_min']} |"
+        )
+    dis = model_agreement(records)["disagreements"]
+    if dis:
+        lines.append("")
+        lines.append("Disagreements (config, target, Triton: predicted, ptxas registers, spilled):")
+        lines.extend(
+            f"- {c} {t} {v}: predicted {p}, ptxas {r}, spilled {s}" for c, t, v, p, r, s in dis
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _usage(p: dict) -> str:
+    spilled = max(p.get("stack_bytes") or 0, p.get("spill_store_bytes") or 0)
+    text = f"{p.get('registers')} regs, {spilled} B spilled"
+    return text + (", wgmma serialized" if p.get("wgmma_serialized") else "")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {(text.splitlines() or [''])[0][:300]}"
+
+
+def _csv(value: str) -> list[str]:
+    return [v for v in value.split(",") if v]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="the JSONL file records are appended to")
+    parser.add_argument("--summary", type=Path, nargs="+", help="print the summary of files")
+    parser.add_argument("--slice", default=None, help="ci, or all (default)")
+    parser.add_argument("--family", default=None)
+    parser.add_argument("--target", dest="targets", type=_csv, default=list(TARGETS))
+    parser.add_argument("--strategies", type=_csv, default=list(STRATEGIES))
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    parser.add_argument("--limit", type=int, default=0, help="at most this many tasks")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if any record failed")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--no-model", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.summary:
+        print(summary(read_records(args.summary)), end="")
+        return 0
+    if args.out is None:
+        parser.error("--out is required")
+    for t in args.targets:
+        if t not in TARGETS:
+            parser.error(f"unknown target {t!r} ({', '.join(TARGETS)})")
+    if args.child:
+        child(args.child, args.targets[0], args.strategies, args.out, not args.no_model)
+        return 0
+    return sweep(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

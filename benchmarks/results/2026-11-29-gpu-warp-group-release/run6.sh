@@ -1,5 +1,0 @@
-set -u
-source benchmarks/gpu_env.sh || exit 2
-TV="python3 benchmarks/ttgir_variants.py attention_fwd"
-timeout 200 $TV d128_m128n128_w8_s3_ahead dropin:none dropin:triton .snap/exp/tov_wg.ptx .snap/exp/tov_pp.ptx \
-  --base-strategy triton --rounds 7 --out $OUT/pp 2>&1 | grep -v "Warning\|isinstance" | tee $OUT/pp.log
