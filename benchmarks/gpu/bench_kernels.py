@@ -201,7 +201,20 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
         help="time each config once, its variants and stock's in the same rounds (no first "
         "pass without stock)",
     )
+    parser.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="KERNEL=N",
+        help="time KERNEL at problem size N instead of its bench size (corpus BENCH_INPUTS; "
+        "e.g. gemm_tma=2048 for a launch of about one wave of 128x256 tiles); repeatable",
+    )
     args = parser.parse_args(argv)
+    for spec in args.size:
+        kernel, _, n = spec.partition("=")
+        if kernel not in BENCH or not n.isdigit() or int(n) <= 0:
+            parser.error(f"--size {spec}: expected KERNEL=N with KERNEL one of {sorted(BENCH)}")
+        BENCH[kernel] = {**BENCH[kernel], "size": int(n)}  # the dict bench_gpu reads
     added = add_extra_configs(args.extra_configs or os.environ.get(EXTRA_CONFIGS_ENV))
     args.only = set(added) if args.only_extra else None
     command = "python -m benchmarks.gpu.bench_kernels " + shlex.join(
