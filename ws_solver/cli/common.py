@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import ir
 from ..core import options
@@ -288,3 +290,89 @@ def report_plan_cache(options) -> None:
     why = plancache.unusable()
     if why:
         report(f"plan cache {plancache.cache_dir()}: {why}; plans are not kept")
+
+
+# -- the preamble of the commands that plan one file's loops (partition, explain, explore) ----
+
+# The exit statuses of such a command (--help).
+PLANNING_EXIT_HELP = exit_status_epilog(
+    EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT
+)
+
+
+def add_planning_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    time_limit: float,
+    cache: bool,
+    strategy: bool = True,
+    clock_help: str = WALL_CLOCK_HELP,
+) -> None:
+    """--strategy (with `strategy`), --target, --triton-version and the solver's arguments."""
+    if strategy:
+        add_strategy_argument(parser)
+    add_target_argument(parser)
+    add_triton_argument(parser)
+    add_solver_arguments(parser, time_limit=time_limit, cache=cache, clock_help=clock_help)
+
+
+@dataclass(frozen=True)
+class PlanningInput:
+    """A command's IN, read and checked, and what its options say to plan it with."""
+
+    path: Path
+    module: ir.Module
+    loops: list  # its warp-specialized loops
+    target: Any  # model.Target, under the lowering rules of `triton`
+    triton: str
+    options: Any  # pipeline.SolveOptions
+
+
+def planning_input(
+    args: argparse.Namespace, outputs: list[str | None], wall_clock: bool = True
+) -> PlanningInput:
+    """Check `outputs` (writable, none of them IN), then read IN (`args.input`) and find its
+    warp-specialized loops and target (--target, else the module's) under --triton-version;
+    each failure a CliError."""
+    path = Path(args.input)
+    for out in outputs:
+        check_output(out)
+    check_distinct([path], outputs)
+    triton = triton_version(args)
+    module = read_module(path)
+    loops = require_ws_loops(path, module)
+    target = module_target(path, module, args.target, triton)
+    return PlanningInput(path, module, loops, target, triton, solve_options(args, wall_clock))
+
+
+def require_usable(place: str, plan, details: dict, graph: LoopGraph, target, strategy) -> None:
+    """A CliError naming `place` when the strategy's plan cannot be used (`plan_failure`)."""
+    failure = plan_failure(plan, details, graph, target, strategy)
+    if failure is not None:
+        raise CliError(f"{place}: {failure.message}", failure.code)
+
+
+def plan_usable(file: str, graph: LoopGraph, target, strategy: str, options):
+    """One loop planned with `strategy` (pipeline.plan_loop): (plan, reason, details); an
+    exception is an internal failure naming the loop, an unusable plan a CliError."""
+    from ..pipeline.partition import plan_loop
+
+    place = loop_place(file, graph.kernel, graph.loop_index, graph.line)
+    try:
+        plan, reason, details = plan_loop(graph, target, strategy, options)
+    except Exception as e:
+        raise internal_failure(place, e) from e
+    require_usable(place, plan, details, graph, target, strategy)
+    return plan, reason, details
+
+
+def add_file_command(subparsers, name: str, help: str, description: str, epilog: str):
+    """The parser of a command over one TTGIR file (partition, explain, explore), IN added."""
+    parser = add_command(subparsers, name, help, description, epilog)
+    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    return parser
+
+
+# The exit statuses of the commands over a whole corpus that keep going past a failure
+# (demo, tune).
+CORPUS_EXIT_HELP = exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)

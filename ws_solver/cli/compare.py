@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..pipeline.comparing import CompareResult, collect_files, compare_on
 from ..report import compare as cmp
-from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
+from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args, shipped
 from .common import (
     DETERMINISTIC_HELP,
     EXIT_BAD_INPUT,
@@ -32,6 +32,8 @@ from .common import (
     triton_version,
     write_output,
 )
+
+HELP = "heuristic vs optimal for every warp-specialized loop under the given paths"
 
 DESCRIPTION = """\
 For every loop marked tt.warp_specialize in the given TTGIR files (folders are searched
@@ -77,13 +79,7 @@ REPORT_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "compare",
-        "heuristic vs optimal for every warp-specialized loop under the given paths",
-        DESCRIPTION,
-        EPILOG,
-    )
+    parser = add_command(subparsers, "compare", HELP, DESCRIPTION, EPILOG)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
     add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
@@ -171,9 +167,7 @@ def run_compare(paths, args, progress: bool = True, outputs=()) -> CompareResult
     asks for (local processes by default, see `backend_from_args`), with `args`' jobs,
     time_limit, workers, seed, cache and retries; `outputs` are files to be written, which
     must not be among the inputs."""
-    import ws_solver
-
-    with backend_from_args(args, ship=(ws_solver,)) as backend:
+    with backend_from_args(args, ship=shipped()) as backend:
         options = solve_options(args, wall_clock=False)
         triton = triton_version(args)
         files, failures = collect_files(paths, say=report)

@@ -85,9 +85,9 @@ def compare(
     time_limit: float = 2.0,
     workers: int = DEFAULT_WORKERS,
     seed: int = 0,
+    cache: bool = False,
     backend: Any = None,
     triton: str | None = None,
-    cache: bool = False,
 ) -> dict:
     """Heuristic vs optimal on every warp-specialized loop of TTGIR files, folders (searched
     for *.ttgir) or texts, as the `ws-solver compare --json` document (its part outside
