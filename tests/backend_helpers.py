@@ -7,7 +7,6 @@ no Python cleanup runs in it."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -17,8 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ws_solver.pipeline.comparing import collect_files, compare_on
 from ws_solver.pipeline.comparison import deterministic_part
+from ws_solver.pipeline.partition import SolveOptions
 from ws_solver.report import compare as cmp
+from ws_solver.triton.toolchain.versions import planning_version
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
@@ -30,10 +32,13 @@ SMALL = (
 )
 
 
-def compare_args(**extra: Any) -> argparse.Namespace:
-    """What `run_compare` reads from the command line: 0.5 s per loop, no plan cache."""
-    values = {"jobs": None, "time_limit": 0.5, "workers": 1, "seed": 0, "cache": False}
-    return argparse.Namespace(**{**values, "retries": 2, **extra})
+def compare_in(backend: Any, folder: Path, jobs: int | None = None, retries: int = 2):
+    """`ws-solver compare FOLDER` on `backend`, as the command runs it (the installed
+    Triton's lowering rules): 0.5 s per loop, one worker, no plan cache."""
+    options = SolveOptions(time_limit=0.5, workers=1, seed=0, cache=False, wall_clock=False)
+    files, failures = collect_files([folder])
+    triton = planning_version()
+    return compare_on(backend, files, options, triton, None, failures, jobs=jobs, retries=retries)
 
 
 def deterministic_json(document: dict) -> str:

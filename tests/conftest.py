@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from backend_helpers import CORPUS, SMALL, compare_args
+from backend_helpers import CORPUS, SMALL, compare_in
 
 from ws_solver.backends import open_backend
-from ws_solver.cli.compare import compare_on
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -89,7 +88,7 @@ def small(tmp_path_factory) -> Path:
 def reference(small: Path) -> dict:
     """The SMALL corpus compared in this process (the local backend, one job)."""
     with open_backend("local", 1) as backend:
-        return compare_on(backend, [small], compare_args(), progress=False).document
+        return compare_in(backend, small).document
 
 
 @pytest.fixture

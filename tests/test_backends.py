@@ -18,7 +18,7 @@ from backend_helpers import (
     KillOnce,
     Wrapped,
     cache_hits_of_a_rerun,
-    compare_args,
+    compare_in,
     deterministic_json,
     interrupt_after_first_loop,
     square,
@@ -27,7 +27,6 @@ from backend_helpers import (
 
 from ws_solver.backends import RAY_EXTRA, BackendError, open_backend
 from ws_solver.cli import main
-from ws_solver.cli.compare import compare_on
 
 
 def test_map_keeps_order_and_reports_progress() -> None:
@@ -75,7 +74,7 @@ def test_killed_worker_is_retried_with_the_same_result(small: Path, reference: d
     marker = tmp_path / "killed"
     with open_backend("local", 2) as backend:
         faulty = Wrapped(backend, lambda fn: KillOnce(fn, "gemm_tma", str(marker)))
-        document = compare_on(faulty, [small], compare_args(jobs=2), progress=False).document
+        document = compare_in(faulty, small, jobs=2).document
     assert marker.exists()  # a worker really died
     assert deterministic_json(document) == deterministic_json(reference)
     assert document["timing"]["backend"]["retries"] >= 1
@@ -85,7 +84,7 @@ def test_killed_worker_is_retried_with_the_same_result(small: Path, reference: d
 def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, reference: dict):
     with open_backend("local", 1) as backend:
         faulty = Wrapped(backend, lambda fn: AlwaysFails(fn, "gemm_tma"))
-        result = compare_on(faulty, [small], compare_args(), progress=False)
+        result = compare_in(faulty, small)
     document = result.document
     assert result.exit_status == 1  # some failed, the others were done
     [failure] = document["failures"]

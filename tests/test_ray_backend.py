@@ -32,7 +32,7 @@ from backend_helpers import (
     KillOnce,
     Wrapped,
     cache_hits_of_a_rerun,
-    compare_args,
+    compare_in,
     deterministic_json,
     interrupt_after_first_loop,
     square,
@@ -40,7 +40,6 @@ from backend_helpers import (
 )
 
 from ws_solver.backends import BackendError, open_backend
-from ws_solver.cli.compare import compare_on
 from ws_solver.ir import parse
 from ws_solver.pipeline.exploration import document, explore_module
 from ws_solver.pipeline.partition import SolveOptions
@@ -69,7 +68,7 @@ def cluster():
 
 
 def test_compare_json_is_the_local_backends(cluster, small: Path, reference: dict) -> None:
-    document = compare_on(cluster, [small], compare_args(), progress=False).document
+    document = compare_in(cluster, small).document
     assert deterministic_json(document) == deterministic_json(reference)
     stats = document["timing"]["backend"]
     assert stats["backend"] == "ray" and stats["tasks"] == 4 and stats["failed"] == 0
@@ -80,7 +79,7 @@ def test_killed_task_is_retried_with_the_same_result(cluster, small, reference, 
     marker = tmp_path / "killed"
     faulty = Wrapped(cluster, lambda fn: KillOnce(fn, "attention_fwd", str(marker)))
     before = cluster.stats.retries
-    document = compare_on(faulty, [small], compare_args(), progress=False).document
+    document = compare_in(faulty, small).document
     assert marker.exists()  # the worker running that task was killed
     # At least that task was retried. Ray may also fail a task it had just pushed to the dying
     # worker (seen: 2 retries in about 1 of 7 runs); the results must not change either way.
@@ -90,7 +89,7 @@ def test_killed_task_is_retried_with_the_same_result(cluster, small, reference, 
 
 def test_a_loop_that_keeps_failing_is_reported(cluster, small: Path, reference: dict) -> None:
     faulty = Wrapped(cluster, lambda fn: AlwaysFails(fn, "row_reduce"))
-    result = compare_on(faulty, [small], compare_args(retries=1), progress=False)
+    result = compare_in(faulty, small, retries=1)
     [failure] = result.document["failures"]
     assert "loop 0: failed after 2 attempt(s): OSError: injected fault in" in failure["message"]
     kept = [r for r in reference["loops"] if "row_reduce" not in r["file"]]

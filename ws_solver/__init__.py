@@ -6,16 +6,22 @@ Layers, bottom to top: `ir` (TTGIR text and `Module`, printed back byte for byte
 modules at this level (strategies, options, clocks; `pipeline`, `comparison`,
 `exploration`, the plan cache), `backends`, `report`, `triton` (the drop-in:
 `ws_solver.triton.enable()`) and `cli` (the `ws-solver` command). `ws_solver.explore(...)`
-lists a loop's best plans. The repository's docs/architecture.md names every module.
+lists a loop's best plans; `ws_solver.compare(...)` puts the heuristic's and the optimal
+plans side by side. The repository's docs/architecture.md names every module.
 """
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `ws_solver.explore(...)` without importing the solver on `import ws_solver`.
+    # `ws_solver.explore(...)`, `ws_solver.compare(...)` without importing the solver on
+    # `import ws_solver`.
     if name == "explore":
         from .pipeline.exploration import explore
 
         return explore
+    if name == "compare":
+        from .pipeline.comparing import compare
+
+        return compare
     raise AttributeError(f"module 'ws_solver' has no attribute {name!r}")

@@ -30,9 +30,9 @@ import benchmarks
 import ws_solver
 from benchmarks.common import archive
 from ws_solver.backends import open_backend
-from ws_solver.cli.compare import compare_on
 from ws_solver.pipeline.comparison import deterministic_part
 from ws_solver.report import compare as cmp
+from ws_solver.triton.toolchain.versions import planning_version
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,11 +43,10 @@ def noop(x: int) -> int:
 
 def compare_once(backend, corpus: Path, time_limit: float) -> tuple[int, float, str]:
     """(loops, wall seconds, JSON outside timing) of one compare over `corpus`."""
-    args = argparse.Namespace(
-        jobs=None, time_limit=time_limit, workers=1, seed=0, cache=False, retries=2
-    )
     start = time.perf_counter()
-    document = compare_on(backend, [corpus], args, progress=False).document
+    document = ws_solver.compare(
+        corpus, time_limit=time_limit, workers=1, backend=backend, triton=planning_version()
+    )
     wall = time.perf_counter() - start
     return len(document["loops"]), wall, cmp.to_json(deterministic_part(document))
 

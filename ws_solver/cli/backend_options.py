@@ -68,3 +68,10 @@ def _say_when_capped(args: argparse.Namespace, backend: Backend) -> None:
     if requested is not None and backend.jobs < requested:
         report(f"--jobs {requested}: capped at the {backend.jobs} usable CPU core(s)")
         args.jobs = backend.jobs
+
+
+def shipped() -> tuple[Any, ...]:
+    """What a command ships to the backend's workers: this `ws_solver`."""
+    import ws_solver
+
+    return (ws_solver,)

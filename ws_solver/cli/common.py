@@ -7,16 +7,33 @@ Failures meant for the user are `CliError`s: `main` prints them as one line on s
 from __future__ import annotations
 
 import argparse
-import errno
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import ir
 from ..core import options
-from ..core.strategy import Strategy
-from ..model import LoopGraph, build_graph, ws_loops
-from ..model.check import check_plan
+from ..core.failures import (  # noqa: F401 (for the commands)
+    EXIT_BAD_INPUT,
+    EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_TIMEOUT,
+    internal_failure,
+    resource_failure,
+)
+from ..model import LoopGraph, build_graph
+from ..pipeline.inputs import (  # noqa: F401 (for the commands)
+    loop_place,
+    module_target,
+    plan_failure,
+    read_module,
+    require_ws_loops,
+)
 from . import files
 from .errors import CliError
 from .files import check_distinct, check_output, write_bytes  # noqa: F401 (for the commands)
@@ -24,14 +41,6 @@ from .files import check_distinct, check_output, write_bytes  # noqa: F401 (for 
 PROG = "ws-solver"
 
 # Exit statuses shared by the commands (each command's --help lists the ones it uses).
-EXIT_OK = 0
-EXIT_SOME_FAILED = 1  # commands over many inputs: some failed, the rest were done
-EXIT_BAD_INPUT = 2  # unreadable, not TTGIR, truncated, no warp-specialized loop, usage
-EXIT_INTERNAL = 3  # a bug (WS_SOLVER_DEBUG=1 shows the traceback)
-EXIT_INFEASIBLE = 4  # a loop has no plan within the target's limits
-EXIT_TIMEOUT = 5  # the solver's time ran out before it had any valid plan
-EXIT_INTERRUPTED = 130
-
 EXIT_STATUS_HELP = {
     EXIT_OK: "success",
     EXIT_SOME_FAILED: "some inputs failed, the others were done",
@@ -51,31 +60,6 @@ def exit_status_epilog(*codes: int) -> str:
     return "\n".join(lines)
 
 
-# OS errors that say the machine ran out of something, not that ws_solver has a bug.
-_RESOURCE_ERRNOS = frozenset(
-    {errno.ENOMEM, errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.EDQUOT}
-)
-
-
-def resource_failure(e: BaseException) -> CliError | None:
-    """A CliError (exit 2) for running out of memory, disk, file descriptors or processes;
-    None for anything else."""
-    if isinstance(e, MemoryError):
-        return CliError("out of memory (the input may be too large for this machine)")
-    if isinstance(e, OSError) and e.errno in _RESOURCE_ERRNOS:
-        return CliError(f"out of resources: {e.strerror or e}")
-    return None
-
-
-def internal_failure(place: object, e: BaseException) -> CliError:
-    """What an unexpected exception at `place` becomes: a resource failure (exit 2), else an
-    internal error (exit 3)."""
-    failure = resource_failure(e)
-    if failure is not None:
-        return CliError(f"{place}: {failure.message}", failure.code)
-    return CliError(f"{place}: internal error: {type(e).__name__}: {e}", EXIT_INTERNAL)
-
-
 def report(message: str) -> None:
     """One line on stderr, prefixed with the program name."""
     print(f"{PROG}: {' '.join(message.splitlines())}", file=sys.stderr, flush=True)
@@ -93,24 +77,6 @@ def find_ttgir(paths: list[str]) -> tuple[list[Path], list[str]]:
     return list(found), skipped
 
 
-def read_module(path: Path) -> ir.Module:
-    """Read and parse one TTGIR file; any failure is a CliError naming file, line, column."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise CliError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise CliError(f"{path}:{line}:{column}: not UTF-8 text") from None
-    try:
-        return ir.parse(text)
-    except ir.ParseError as e:
-        raise CliError(f"{path}:{e.line}:{e.column}: {e.reason}") from None
-
-
 def load_graphs(path: Path, loop: int | None = None) -> list[LoopGraph]:
     """The loop graphs of one file: all its warp-specialized loops, or only loop `loop`."""
     return module_graphs(path, read_module(path), loop)
@@ -118,9 +84,7 @@ def load_graphs(path: Path, loop: int | None = None) -> list[LoopGraph]:
 
 def module_graphs(path: Path, module: ir.Module, loop: int | None = None) -> list[LoopGraph]:
     """`load_graphs` of a module already read from `path`."""
-    loops = ws_loops(module)
-    if not loops:
-        raise CliError(f"{path}: no loop carries tt.warp_specialize")
+    loops = require_ws_loops(path, module)
     if loop is not None:
         if not 0 <= loop < len(loops):
             count = len(loops)
@@ -328,50 +292,87 @@ def report_plan_cache(options) -> None:
         report(f"plan cache {plancache.cache_dir()}: {why}; plans are not kept")
 
 
-def module_target(path: Path, module: ir.Module, override: str | None, triton: str | None = None):
-    """The Target to plan for: `override`, else the module's ttg.target (CliError if neither),
-    under Triton `triton`'s lowering rules (None: 3.6.0)."""
-    from ..pipeline.partition import resolve_target
+# -- the preamble of the commands that plan one file's loops (partition, explain, explore) ----
 
+# The exit statuses of such a command (--help).
+PLANNING_EXIT_HELP = exit_status_epilog(
+    EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT
+)
+
+
+def add_planning_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    time_limit: float,
+    cache: bool,
+    strategy: bool = True,
+    clock_help: str = WALL_CLOCK_HELP,
+) -> None:
+    """--strategy (with `strategy`), --target, --triton-version and the solver's arguments."""
+    if strategy:
+        add_strategy_argument(parser)
+    add_target_argument(parser)
+    add_triton_argument(parser)
+    add_solver_arguments(parser, time_limit=time_limit, cache=cache, clock_help=clock_help)
+
+
+@dataclass(frozen=True)
+class PlanningInput:
+    """A command's IN, read and checked, and what its options say to plan it with."""
+
+    path: Path
+    module: ir.Module
+    loops: list  # its warp-specialized loops
+    target: Any  # model.Target, under the lowering rules of `triton`
+    triton: str
+    options: Any  # pipeline.SolveOptions
+
+
+def planning_input(
+    args: argparse.Namespace, outputs: list[str | None], wall_clock: bool = True
+) -> PlanningInput:
+    """Check `outputs` (writable, none of them IN), then read IN (`args.input`) and find its
+    warp-specialized loops and target (--target, else the module's) under --triton-version;
+    each failure a CliError."""
+    path = Path(args.input)
+    for out in outputs:
+        check_output(out)
+    check_distinct([path], outputs)
+    triton = triton_version(args)
+    module = read_module(path)
+    loops = require_ws_loops(path, module)
+    target = module_target(path, module, args.target, triton)
+    return PlanningInput(path, module, loops, target, triton, solve_options(args, wall_clock))
+
+
+def require_usable(place: str, plan, details: dict, graph: LoopGraph, target, strategy) -> None:
+    """A CliError naming `place` when the strategy's plan cannot be used (`plan_failure`)."""
+    failure = plan_failure(plan, details, graph, target, strategy)
+    if failure is not None:
+        raise CliError(f"{place}: {failure.message}", failure.code)
+
+
+def plan_usable(file: str, graph: LoopGraph, target, strategy: str, options):
+    """One loop planned with `strategy` (pipeline.plan_loop): (plan, reason, details); an
+    exception is an internal failure naming the loop, an unusable plan a CliError."""
+    from ..pipeline.partition import plan_loop
+
+    place = loop_place(file, graph.kernel, graph.loop_index, graph.line)
     try:
-        return resolve_target(module, override, triton)
-    except ValueError as e:
-        raise CliError(f"{path}: {e}") from None
+        plan, reason, details = plan_loop(graph, target, strategy, options)
+    except Exception as e:
+        raise internal_failure(place, e) from e
+    require_usable(place, plan, details, graph, target, strategy)
+    return plan, reason, details
 
 
-def require_ws_loops(path: Path, module: ir.Module) -> list:
-    """The module's warp-specialized loops; a CliError (bad input) when there is none."""
-    loops = ws_loops(module)
-    if not loops:
-        raise CliError(f"{path}: no loop carries tt.warp_specialize")
-    return loops
+def add_file_command(subparsers, name: str, help: str, description: str, epilog: str):
+    """The parser of a command over one TTGIR file (partition, explain, explore), IN added."""
+    parser = add_command(subparsers, name, help, description, epilog)
+    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    return parser
 
 
-def loop_place(path: Path | str, kernel: str, loop: int, line: int) -> str:
-    """How messages name a loop: `FILE:LINE: KERNEL loop N`."""
-    return f"{path}:{line}: {kernel} loop {loop}"
-
-
-def plan_failure(plan, details: dict, graph: LoopGraph, target, strategy: str) -> CliError | None:
-    """Why a strategy's plan cannot be used, as a CliError with the matching exit status, or
-    None when it can. Strategy "none" never fails: not specializing is always possible."""
-    if strategy == Strategy.NONE:
-        return None
-    status = details.get("status")
-    problems = check_plan(plan, graph, target)
-    if status == "INFEASIBLE":
-        why = f" ({problems[0]})" if problems else ""
-        return CliError(f"infeasible: no plan fits the {target.name} limits{why}", EXIT_INFEASIBLE)
-    if not problems:
-        return None
-    if status in (None, "OPTIMAL", "FEASIBLE"):
-        # The heuristic (or a skipped solve) gave a plan that breaks a hard limit; nothing
-        # better is known, so the loop cannot be planned within the limits.
-        return CliError(
-            f"no valid plan within the {target.name} limits: {problems[0]}", EXIT_INFEASIBLE
-        )
-    return CliError(
-        f"the solver's time ran out with no valid plan (status {status}; {problems[0]}); "
-        "raise --time-limit",
-        EXIT_TIMEOUT,
-    )
+# The exit statuses of the commands over a whole corpus that keep going past a failure
+# (demo, tune).
+CORPUS_EXIT_HELP = exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)

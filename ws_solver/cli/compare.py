@@ -4,18 +4,13 @@ loop under the given paths."""
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends import Backend, TaskResult
-from ..core.strategy import Strategy
-from ..model import LoopGraph, Target, build_graph, target_for
-from ..pipeline.comparison import attach_stock, compare_document, compare_loop, failure_record
-from ..pipeline.stock import StockDecision, recorded
+from ..pipeline.comparing import CompareResult, collect_files, compare_on
 from ..report import compare as cmp
-from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
+from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args, shipped
 from .common import (
     DETERMINISTIC_HELP,
     EXIT_BAD_INPUT,
@@ -31,19 +26,14 @@ from .common import (
     check_distinct,
     check_output,
     exit_status_epilog,
-    internal_failure,
-    loop_place,
-    module_target,
-    plan_failure,
-    read_module,
     report,
     report_plan_cache,
-    require_ws_loops,
     solve_options,
     triton_version,
     write_output,
 )
-from .files import ttgir_under
+
+HELP = "heuristic vs optimal for every warp-specialized loop under the given paths"
 
 DESCRIPTION = """\
 For every loop marked tt.warp_specialize in the given TTGIR files (folders are searched
@@ -89,13 +79,7 @@ REPORT_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "compare",
-        "heuristic vs optimal for every warp-specialized loop under the given paths",
-        DESCRIPTION,
-        EPILOG,
-    )
+    parser = add_command(subparsers, "compare", HELP, DESCRIPTION, EPILOG)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
     add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
@@ -129,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     result = run_compare(args.paths, args, progress=not args.quiet, outputs=outputs)
     document = result.document
     if triton is not None:
-        add_seed_column(document, triton)
+        from ..research.seed_column import add_seed_column
+
+        add_seed_column(document, triton, report)
     if not document["loops"] and document["failures"]:
         return result.exit_status  # nothing compared: each failure was reported; no files
     if args.json:
@@ -156,34 +142,6 @@ def seed_version() -> str | None:
         return None
 
 
-def add_seed_column(document: dict, triton: str) -> None:
-    """Put Triton's own plan beside the heuristic's in each loop record (`"seed"`), and its
-    summary in the document."""
-    from ..heuristic import decide
-    from ..pipeline.agreement import seed_summary, side_by_side
-    from ..research.seed_plan import seed_plans
-
-    by_file: dict[str, list[dict]] = {}
-    for r in document["loops"]:
-        by_file.setdefault(r["file"], []).append(r)
-    for file, records in by_file.items():
-        target = target_for(records[0]["target"], document["settings"]["triton"])
-        try:
-            found = seed_plans(Path(file).read_text(), target)
-        except Exception as e:  # the seed column never fails the comparison
-            message = f"{file}: Triton's scheduler: {type(e).__name__}: {e}"
-            report(message)
-            for r in records:
-                r["seed"] = {"error": message}
-            continue
-        loops = {graph.loop_index: (graph, seed, loop) for graph, seed, loop in found}
-        for r in records:
-            graph, seed, loop = loops[r["loop"]]
-            built, _ = decide(graph, target, force=True)
-            r["seed"] = {**side_by_side(graph, target, built, seed), "rules": list(loop.rules)}
-    document["seed"] = seed_summary(document["loops"], triton)
-
-
 def render_report(document: dict, report_format: str) -> str:
     if report_format == "html":
         from ..report.plots import render_plots
@@ -204,177 +162,29 @@ def check_report_path(path: str | None) -> str | None:
 # -- the run ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Task:
-    """One loop to compare (sent to a worker process as it is: graph and all)."""
-
-    file: str
-    graph: LoopGraph
-    target: Target  # with the Triton release whose lowering rules the plans follow
-    options: object  # pipeline.SolveOptions
-
-    @property
-    def loop(self) -> int:
-        return self.graph.loop_index
-
-
-@dataclass
-class CompareResult:
-    document: dict
-    exit_status: int
-
-
-def run_compare(
-    paths, args, progress: bool = True, target: str | None = None, outputs=()
-) -> CompareResult:
-    """Collect the loops under `paths`, compare each on the backend `args` asks for (local
-    processes by default, see `backend_from_args`), and return the document and the exit
-    status. `args` carries jobs, time_limit, workers, seed, cache (and backend, ray_address,
-    retries); `outputs` are files to be written, which must not be among the inputs."""
-    import ws_solver
-
-    with backend_from_args(args, ship=(ws_solver,)) as backend:
-        return compare_on(backend, paths, args, progress, target, outputs)
-
-
-def compare_on(
-    backend: Backend, paths, args, progress: bool = True, target: str | None = None, outputs=()
-) -> CompareResult:
-    """`run_compare` on a backend already open."""
-    start = time.perf_counter()
-    options = solve_options(args, wall_clock=False)
-    triton = triton_version(args)
-    files, failures = collect_files(paths)
-    check_distinct(files, outputs)
-    tasks: list[Task] = []
-    stock: dict[str, StockDecision | None] = {}
-    for path in files:
-        try:
-            module = read_module(path)
-            loops = require_ws_loops(path, module)
-            tgt = module_target(path, module, target, triton)
-        except CliError as e:
-            failures.append(failure_record(str(path), e.message, "bad_input", e.code))
-            report(e.message)
-            continue
-        stock[str(path)] = recorded(path, module.text)
-        for loop in loops:  # each loop's graph is built here, once, and sent to its worker
-            try:
-                graph = build_graph(module, loop)
-            except Exception as e:
-                where = loop_place(str(path), loop.kernel, loop.index, loop.op.line)
-                message = f"{where}: internal error: {type(e).__name__}: {e}"
-                failures.append(
-                    failure_record(
-                        str(path), message, "internal", EXIT_INTERNAL, None, loop.index, None
-                    )
-                )
-                report(message)
-                continue
-            tasks.append(Task(str(path), graph, tgt, options))
-    records, timings = [], []
-    with Progress(len(tasks), enabled=progress) as bar:
-
-        def collect(result: TaskResult) -> None:
-            outcome = task_outcome(tasks[result.index], result)
-            if outcome["failure"] is not None:
-                failures.append(outcome["failure"])
-                report(outcome["failure"]["message"])
-            else:
-                records.append(outcome["record"])
-                timings.append(outcome["timing"])
-            bar.advance(outcome)
-
-        backend.map(
-            solve_task,
-            tasks,
-            progress=collect,
+def run_compare(paths, args, progress: bool = True, outputs=()) -> CompareResult:
+    """`pipeline.comparing.compare_on` over the files under `paths`, on the backend `args`
+    asks for (local processes by default, see `backend_from_args`), with `args`' jobs,
+    time_limit, workers, seed, cache and retries; `outputs` are files to be written, which
+    must not be among the inputs."""
+    with backend_from_args(args, ship=shipped()) as backend:
+        options = solve_options(args, wall_clock=False)
+        triton = triton_version(args)
+        files, failures = collect_files(paths, say=report)
+        check_distinct(files, outputs)
+        result = compare_on(
+            backend,
+            files,
+            options,
+            triton,
+            failures=failures,
+            say=report,
+            progress=functools.partial(Progress, enabled=progress),
+            jobs=args.jobs,
             retries=getattr(args, "retries", 2),
-            cpus=options.workers,
         )
-    report_plan_cache(options)
-    attach_stock(records, stock)
-    settings = {
-        "time_limit": options.time_limit,
-        "workers": options.workers,
-        "seed": options.seed,
-        "cache": options.cache,
-        "triton": triton,
-    }
-    document = compare_document(
-        settings,
-        records,
-        failures,
-        timings,
-        files=len(files),
-        jobs=args.jobs or max(1, backend.stats.slots),
-        total_wall_s=time.perf_counter() - start,
-    )
-    document["timing"]["backend"] = backend.stats.to_dict()
-    return CompareResult(document, exit_status(records, failures))
-
-
-def exit_status(records: list, failures: list) -> int:
-    if not failures:
-        return EXIT_OK
-    codes = {f["exit_status"] for f in failures}
-    if not records and len(codes) == 1:
-        return codes.pop()
-    return EXIT_SOME_FAILED
-
-
-def collect_files(paths) -> tuple[list[Path], list[dict]]:
-    """The TTGIR files under `paths` (folders: recursively, sorted), and a failure record
-    for each path that does not exist or holds no TTGIR file, and for each folder entry
-    skipped (a dangling link, a FIFO...)."""
-    found: dict[Path, None] = {}
-    failures = []
-    for arg in paths:
-        try:
-            named, skipped = ttgir_under(arg)
-        except CliError as e:
-            named, skipped = [], [(arg, e.message)]
-        found.update(dict.fromkeys(named))
-        for file, message in skipped:
-            failures.append(failure_record(str(file), message, "bad_input", EXIT_BAD_INPUT))
-            report(message)
-    return list(found), failures
-
-
-def task_outcome(task: Task, result: TaskResult) -> dict:
-    """What a backend brought back for `task`: its outcome, or, when every attempt failed
-    (the worker died, or the task raised), a failure record with the last reason."""
-    if result.ok:
-        return result.value
-    graph = task.graph
-    where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
-    message = f"{where}: failed after {result.attempts} attempt(s): {result.error}"
-    return _failed(task, graph.kernel, graph.line, message, "internal", EXIT_INTERNAL)
-
-
-def solve_task(task: Task) -> dict:
-    """Compare one loop (runs in a worker process): {"record", "timing", "failure"}."""
-    graph, target = task.graph, task.target
-    where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
-    try:
-        result = compare_loop(task.file, graph, target, task.options)
-        failure = plan_failure(
-            result.optimal, result.optimal_details, graph, target, Strategy.OPTIMAL
-        )
-    except Exception as e:
-        error = internal_failure(where, e)
-        kind = "internal" if error.code == EXIT_INTERNAL else "resource"
-        return _failed(task, None, None, error.message, kind, error.code)
-    if failure is not None:
-        kind = "infeasible" if failure.code == EXIT_INFEASIBLE else "timeout"
-        message = f"{where}: {failure.message}"
-        return _failed(task, graph.kernel, graph.line, message, kind, failure.code)
-    return {"record": result.record, "timing": result.timing, "failure": None}
-
-
-def _failed(task: Task, kernel, line, message: str, kind: str, code: int) -> dict:
-    failure = failure_record(task.file, message, kind, code, kernel, task.loop, line)
-    return {"record": None, "timing": None, "failure": failure}
+        report_plan_cache(options)
+    return result
 
 
 # -- progress ---------------------------------------------------------------------------------

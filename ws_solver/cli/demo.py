@@ -13,17 +13,14 @@ from pathlib import Path
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
 from .common import (
+    CORPUS_EXIT_HELP,
     DETERMINISTIC_HELP,
-    EXIT_BAD_INPUT,
     EXIT_INTERNAL,
-    EXIT_OK,
-    EXIT_SOME_FAILED,
     CliError,
     add_command,
     add_solver_arguments,
     add_triton_argument,
     check_output,
-    exit_status_epilog,
     positive_int,
     triton_version,
     write_bytes,
@@ -37,6 +34,8 @@ DEFAULT_OUT = "out/demo"
 DEFAULT_TIME_LIMIT = 2.0
 DEFAULT_JOBS = max(1, min(8, os.cpu_count() or 1))
 FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
+
+HELP = "compare heuristic and optimal on the bundled corpus; write an HTML report"
 
 DESCRIPTION = f"""\
 Run `ws-solver compare` over the bundled corpus (the repository's corpus/ttgir, or
@@ -58,17 +57,11 @@ examples:
   ws-solver demo
   ws-solver demo --out /tmp/ws-demo --time-limit 5 --jobs 4
 
-{exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
+{CORPUS_EXIT_HELP}"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "demo",
-        "compare heuristic and optimal on the bundled corpus; write an HTML report",
-        DESCRIPTION,
-        EPILOG,
-    )
+    parser = add_command(subparsers, "demo", HELP, DESCRIPTION, EPILOG)
     parser.add_argument(
         "--out", metavar="DIR", default=DEFAULT_OUT, help=f"report folder (default: {DEFAULT_OUT})"
     )

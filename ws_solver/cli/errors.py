@@ -1,12 +1,8 @@
-"""The error every command reports to the user as one line (see ``ws_solver.cli.common``)."""
+"""The error every command reports to the user as one line (see ``ws_solver.cli.common``):
+the library's `ReportedError`, so that what the library raises is reported the same way."""
 
 from __future__ import annotations
 
+from ..core.failures import ReportedError as CliError
 
-class CliError(Exception):
-    """A failure reported to the user as one line; `code` is the exit status."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+__all__ = ["CliError"]

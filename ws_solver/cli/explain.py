@@ -8,34 +8,21 @@ from pathlib import Path
 from ..model.cost import evaluate
 from ..report import explain as ex
 from .common import (
-    EXIT_BAD_INPUT,
-    EXIT_INFEASIBLE,
-    EXIT_INTERNAL,
     EXIT_OK,
-    EXIT_TIMEOUT,
+    PLANNING_EXIT_HELP,
     CliError,
-    add_command,
-    add_solver_arguments,
-    add_strategy_argument,
-    add_target_argument,
-    add_triton_argument,
-    check_distinct,
-    check_output,
-    exit_status_epilog,
-    internal_failure,
-    loop_place,
+    add_file_command,
+    add_planning_arguments,
     module_graphs,
-    module_target,
     non_negative_int,
-    plan_failure,
-    read_module,
+    plan_usable,
+    planning_input,
     report_plan_cache,
-    solve_options,
-    triton_version,
     write_bytes,
     write_output,
 )
 
+HELP = "show a loop's plan on its graph (text, DOT, SVG or PNG)"
 FORMATS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".txt": "txt"}
 
 DESCRIPTION = """\
@@ -60,28 +47,18 @@ examples:
   ws-solver explain corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir \\
       --loop 1 -o plan.dot
 
-{exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT)}"""
+{PLANNING_EXIT_HELP}"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "explain",
-        "show a loop's plan on its graph (text, DOT, SVG or PNG)",
-        DESCRIPTION,
-        EPILOG,
-    )
-    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser = add_file_command(subparsers, "explain", HELP, DESCRIPTION, EPILOG)
     parser.add_argument(
         "--loop",
         type=non_negative_int,
         metavar="N",
         help="the N-th warp-specialized loop (0-based; default: all for text/DOT, 0 for images)",
     )
-    add_strategy_argument(parser)
-    add_target_argument(parser)
-    add_triton_argument(parser)
-    add_solver_arguments(parser, time_limit=10.0, cache=True)
+    add_planning_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument(
         "-o",
         "--output",
@@ -102,35 +79,24 @@ def output_format(out: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     fmt = output_format(args.output)
-    check_output(args.output)
-    path = Path(args.input)
-    check_distinct([path], [args.output])
+    given = planning_input(args, [args.output])
     loop = args.loop if args.loop is not None or fmt in ("txt", "dot") else 0
-    module = read_module(path)
-    graphs = module_graphs(path, module, loop)
-    target = module_target(path, module, args.target, triton_version(args))
-    options = solve_options(args)
-    explained = [explain_loop(str(path), graph, target, args.strategy, options) for graph in graphs]
+    graphs = module_graphs(given.path, given.module, loop)
+    explained = [
+        explain_loop(str(given.path), graph, given.target, args.strategy, given.options)
+        for graph in graphs
+    ]
     if fmt == "txt":
         write_output("\n".join(ex.explain_text(x) for x in explained), args.output)
     elif fmt == "dot":
         write_output("\n".join(ex.explain_dot(x) for x in explained), args.output)
     else:
         write_bytes(ex.explain_image(explained[0], fmt), args.output)
-    report_plan_cache(options)
+    report_plan_cache(given.options)
     return EXIT_OK
 
 
 def explain_loop(file: str, graph, target, strategy: str, options) -> ex.Explained:
-    from ..pipeline.partition import plan_loop
-
-    place = loop_place(file, graph.kernel, graph.loop_index, graph.line)
-    try:
-        plan, reason, details = plan_loop(graph, target, strategy, options)
-    except Exception as e:
-        raise internal_failure(place, e) from e
-    failure = plan_failure(plan, details, graph, target, strategy)
-    if failure is not None:
-        raise CliError(f"{place}: {failure.message}", failure.code)
+    plan, reason, details = plan_usable(file, graph, target, strategy, options)
     cost = evaluate(plan, graph, target)
     return ex.Explained(file, graph, target, strategy, plan, reason, cost, details)

@@ -8,29 +8,24 @@ from pathlib import Path
 
 from ..core.strategy import MAX_PLANS
 from ..pipeline.exploration import LoopFailed, annotate_rank, document, explore_module
-from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args
+from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args, shipped
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     CliError,
-    add_command,
-    add_solver_arguments,
-    add_target_argument,
-    add_triton_argument,
-    check_distinct,
-    check_output,
+    add_file_command,
+    add_planning_arguments,
     exit_status_epilog,
+    planning_input,
     positive_int,
     read_module,
     report,
     report_plan_cache,
-    require_ws_loops,
-    solve_options,
-    triton_version,
     write_output,
 )
 
+HELP = "list each warp-specialized loop's best plans under the cost model"
 DESCRIPTION = """\
 List, for every loop of IN marked tt.warp_specialize, up to K plans that Triton lowers (by
 the lowering rules of --triton-version), best first under ws_solver's cost model: rank 0 is
@@ -72,14 +67,7 @@ def plans_per_loop(text: str) -> int:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "explore",
-        "list each warp-specialized loop's best plans under the cost model",
-        DESCRIPTION,
-        EPILOG,
-    )
-    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser = add_file_command(subparsers, "explore", HELP, DESCRIPTION, EPILOG)
     parser.add_argument(
         "--k",
         type=plans_per_loop,
@@ -87,12 +75,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help=f"plans per loop (default: 4, at most {MAX_PLANS})",
     )
-    add_target_argument(parser)
-    add_triton_argument(parser)
-    add_solver_arguments(
+    add_planning_arguments(
         parser,
         time_limit=2.0,
         cache=False,
+        strategy=False,
         clock_help="CP-SAT's deterministic time per plan found (the same on every machine)",
     )
     add_backend_arguments(parser, "loops")
@@ -104,21 +91,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.input)
-    check_output(args.json)
-    check_distinct([path], [args.json])
     if args.out_dir is not None and not Path(args.out_dir).is_dir():
         raise CliError(f"{args.out_dir}: cannot write: no such directory")
-    triton = triton_version(args)
-    text_module = read_module(path)
-    require_ws_loops(path, text_module)
-    options = solve_options(args, wall_clock=False)
-    import ws_solver
-
+    given = planning_input(args, [args.json], wall_clock=False)
+    path, options = given.path, given.options
     try:
-        with backend_from_args(args, ship=(ws_solver,)) as backend:
+        with backend_from_args(args, ship=shipped()) as backend:
             loops = explore_module(
-                text_module, args.k, args.target, options, backend, args.retries, triton
+                given.module, args.k, args.target, options, backend, args.retries, given.triton
             )
     except ValueError as e:
         raise CliError(f"{path}: {e}", EXIT_BAD_INPUT) from e

@@ -1,5 +1,5 @@
-"""Files in and out of the commands: the TTGIR files a path names, and output written whole
-without ever replacing something that is not a regular file.
+"""Files in and out of the commands: the TTGIR files a path names (`pipeline.inputs`), and
+output written whole without ever replacing something that is not a regular file.
 
 Output rules: a symbolic link is written through, to its target; a FIFO or a character
 device (``/dev/null``, ``/dev/stdout``) is written directly, as a shell's ``>`` would; a
@@ -17,36 +17,11 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..pipeline.inputs import ttgir_under  # noqa: F401 (the inputs a path names)
 from .errors import CliError
 
 # Nodes written in place rather than replaced (what `>` in a shell does with them).
 _DIRECT = (stat.S_ISFIFO, stat.S_ISCHR)
-
-
-# -- inputs -----------------------------------------------------------------------------------
-def ttgir_under(arg: str) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The files one command-line path names: itself, or for a folder its `*.ttgir` regular
-    files, recursively and sorted; plus the entries of the folder that were skipped, with
-    the message saying why (a dangling link, a FIFO...). CliError when the path does not
-    exist or the folder holds no `*.ttgir` entry at all."""
-    path = Path(arg)
-    if not path.is_dir():
-        if path.exists():
-            return [path], []
-        if path.is_symlink():
-            raise CliError(f"{arg}: dangling symbolic link")
-        raise CliError(f"{arg}: no such file or directory")
-    files, skipped = [], []
-    for entry in sorted(path.rglob("*.ttgir")):
-        if entry.is_file():
-            files.append(entry)
-        elif entry.is_symlink() and not entry.exists():
-            skipped.append((entry, f"{entry}: skipped: dangling symbolic link"))
-        elif not entry.is_dir():
-            skipped.append((entry, f"{entry}: skipped: not a regular file"))
-    if not files and not skipped:
-        raise CliError(f"{arg}: no *.ttgir files in this directory")
-    return files, skipped
 
 
 # -- outputs ----------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from .common import (
 
 FORMATS = ("text", "json", "dot", "table")
 
+HELP = "show the data-flow graph of each warp-specialized loop"
+
 DESCRIPTION = """\
 Build the loop graph of every loop marked tt.warp_specialize in the given TTGIR files
 (directories are searched recursively for *.ttgir) and print it.
@@ -43,13 +45,7 @@ loop, usage); 3 internal error"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "graph",
-        "show the data-flow graph of each warp-specialized loop",
-        DESCRIPTION,
-        EPILOG,
-    )
+    parser = add_command(subparsers, "graph", HELP, DESCRIPTION, EPILOG)
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="TTGIR files or folders")
     parser.add_argument(
         "--loop",

@@ -3,39 +3,27 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..model import build_graph
 from ..pipeline.partition import LoopError, partition_module
 from ..report.partition import partition_document, summary_line, to_json
 from .common import (
     EXIT_BAD_INPUT,
-    EXIT_INFEASIBLE,
-    EXIT_INTERNAL,
     EXIT_OK,
-    EXIT_TIMEOUT,
+    PLANNING_EXIT_HELP,
     CliError,
-    add_command,
-    add_solver_arguments,
-    add_strategy_argument,
-    add_target_argument,
-    add_triton_argument,
-    check_distinct,
-    check_output,
-    exit_status_epilog,
+    add_file_command,
+    add_planning_arguments,
     internal_failure,
     loop_place,
-    module_target,
-    plan_failure,
-    read_module,
+    planning_input,
     report,
     report_plan_cache,
-    require_ws_loops,
-    solve_options,
-    triton_version,
+    require_usable,
     write_output,
 )
 
+HELP = "partition each warp-specialized loop and write annotated TTGIR"
 DESCRIPTION = """\
 Decide, for every loop of IN marked tt.warp_specialize, which ops run in which partition
 (warp group) and with how many warps and registers, and write the TTGIR with Triton's
@@ -58,28 +46,18 @@ examples:
   ws-solver partition corpus/ttgir/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir \\
       --strategy heuristic --json report.json > out.ttgir
 
-{exit_status_epilog(EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INFEASIBLE, EXIT_TIMEOUT)}"""
+{PLANNING_EXIT_HELP}"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "partition",
-        "partition each warp-specialized loop and write annotated TTGIR",
-        DESCRIPTION,
-        EPILOG,
-    )
-    parser.add_argument("input", metavar="IN.ttgir", help="TTGIR file")
+    parser = add_file_command(subparsers, "partition", HELP, DESCRIPTION, EPILOG)
     parser.add_argument(
         "-o",
         "--output",
         metavar="OUT.ttgir",
         help="write the annotated TTGIR to OUT (atomically) instead of stdout",
     )
-    add_strategy_argument(parser)
-    add_target_argument(parser)
-    add_triton_argument(parser)
-    add_solver_arguments(parser, time_limit=10.0, cache=True)
+    add_planning_arguments(parser, time_limit=10.0, cache=True)
     parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no per-loop summary lines on stderr"
@@ -88,34 +66,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.input)
-    for out in (args.output, args.json):
-        check_output(out)
-    check_distinct([path], [args.output, args.json])
-    triton = triton_version(args)
-    module = read_module(path)
-    loops = require_ws_loops(path, module)
-    target = module_target(path, module, args.target, triton)
-    options = solve_options(args)
+    given = planning_input(args, [args.output, args.json])
+    path, module, target, options = given.path, given.module, given.target, given.options
     graphs = []
-    for loop in loops:
+    for loop in given.loops:
         try:
             graphs.append(build_graph(module, loop))
         except Exception as e:
             where = loop_place(path, loop.kernel, loop.index, loop.op.line)
             raise CliError(f"{where}: cannot build the loop graph: {e}", EXIT_BAD_INPUT) from e
     try:
-        reports = partition_module(module, args.strategy, args.target, options, graphs, triton)
+        reports = partition_module(
+            module, args.strategy, args.target, options, graphs, given.triton
+        )
     except LoopError as e:
         place = loop_place(path, e.loop.kernel, e.loop.loop, e.loop.line)
         raise internal_failure(place, e.error) from e
     except Exception as e:
         raise internal_failure(path, e) from e
     for graph, loop_report in zip(graphs, reports, strict=True):
-        failure = plan_failure(loop_report.plan, loop_report.solver, graph, target, args.strategy)
-        if failure is not None:
-            place = loop_place(path, loop_report.kernel, loop_report.loop, loop_report.line)
-            raise CliError(f"{place}: {failure.message}", failure.code)
+        place = loop_place(path, loop_report.kernel, loop_report.loop, loop_report.line)
+        require_usable(place, loop_report.plan, loop_report.solver, graph, target, args.strategy)
     if args.json:
         document = partition_document(str(path), target, args.strategy, options, reports)
         write_output(to_json(document), args.json)

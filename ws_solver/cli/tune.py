@@ -28,14 +28,13 @@ from ..triton.autotuning.candidates import DEFAULT_CANDIDATES, REFERENCE, expand
 from ..triton.autotuning.launcher import unavailable
 from ..triton.autotuning.tuning import first_line
 from .common import (
+    CORPUS_EXIT_HELP,
     EXIT_BAD_INPUT,
-    EXIT_INTERNAL,
     EXIT_OK,
     EXIT_SOME_FAILED,
     CliError,
     add_command,
     add_solver_arguments,
-    exit_status_epilog,
     positive_float,
     positive_int,
     report,
@@ -46,6 +45,8 @@ from .demo import write_folder
 DEFAULT_OUT = "out/tune"
 DEFAULT_JOBS = max(1, min(16, os.cpu_count() or 1))
 COMPILE_TIMEOUT_S = 600  # one config's candidates, compiled in a helper process
+
+HELP = "autotune the corpus kernels on this GPU; report every candidate's time"
 
 DESCRIPTION = f"""\
 Run ws_solver.triton.autotune over every corpus kernel x config on this GPU: per config, build
@@ -67,17 +68,11 @@ examples:
   python -m ws_solver tune --kernels gemm_tma,attention_fwd --rounds 5 \\
       --candidates none,heuristic,optimal,triton,explore:4,heuristic~s+1,heuristic~s-1
 
-{exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
+{CORPUS_EXIT_HELP}"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    parser = add_command(
-        subparsers,
-        "tune",
-        "autotune the corpus kernels on this GPU; report every candidate's time",
-        DESCRIPTION,
-        EPILOG,
-    )
+    parser = add_command(subparsers, "tune", HELP, DESCRIPTION, EPILOG)
     parser.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help="report folder")
     parser.add_argument("--kernels", default="", help="comma-separated (default: all)")
     parser.add_argument("--configs", default="", help="only configs whose name contains this")

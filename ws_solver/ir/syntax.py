@@ -6,6 +6,10 @@ shape `%r = name operands {attrs} : types`. They describe spelling only, not mea
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 from .types import UNKNOWN, Type, parse_type, pointee, with_element
 
 # Ops whose format prints the attribute dictionary right after the op name.
@@ -52,6 +56,18 @@ COMPARISONS = frozenset({"arith.cmpi", "arith.cmpf"})
 _TOKEN_TYPE = parse_type("!ttg.async.token")
 
 
+def _exactly_count(found: Callable[..., list[Type]]) -> Callable[..., list[Type]]:
+    """`found`, with a result of any other length than `count` replaced by `count` UNKNOWNs."""
+
+    @functools.wraps(found)
+    def types(name: str, count: int, *pieces: Any) -> list[Type]:
+        result = found(name, count, *pieces)
+        return result if len(result) == count else [UNKNOWN] * count
+
+    return types
+
+
+@_exactly_count
 def result_types(
     name: str,
     count: int,
@@ -62,21 +78,6 @@ def result_types(
     aliases: dict[str, str],
 ) -> list[Type]:
     """Result types of an op from the pieces of its printed signature; always `count` long."""
-    types = _result_types(
-        name, count, arrow_types, colon_types, to_type, first_operand_text, aliases
-    )
-    return types if len(types) == count else [UNKNOWN] * count
-
-
-def _result_types(
-    name: str,
-    count: int,
-    arrow_types: list[str] | None,
-    colon_types: list[str],
-    to_type: str | None,
-    first_operand_text: str,
-    aliases: dict[str, str],
-) -> list[Type]:
     if count == 0:
         return []
     if name in TOKEN_RESULTS:

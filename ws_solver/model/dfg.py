@@ -102,24 +102,31 @@ class _Builder:
         op_index = self.op_index.get(id(loop_op), -1)
         ids = []
         for k, arg in enumerate(loop_op.body.arguments[1:]):
-            node = self.new_node(
-                role=NodeRole.ITER_ARG,
-                kind=NodeKind.NONE,
-                op_name=loop_op.name,
-                label=arg.name,
-                op_index=op_index,
-                result_index=k,
-                parent=parent,
-                value_kind=arg.type.kind,
-                elements=arg.type.num_elements if arg.type.kind in (TENSOR, MEMDESC) else 0,
-                out_bytes=arg.type.bytes,
-                line=loop_op.line,
-            )
+            node = self.value_node(NodeRole.ITER_ARG, loop_op, op_index, k, arg, parent)
             self.node_of_value[id(arg)] = node
             if k < len(loop_op.results) and loop_op is not self.loop.op:
                 self.node_of_value[id(loop_op.results[k])] = node
             ids.append(node)
         self.iter_nodes[id(loop_op)] = ids
+
+    def value_node(
+        self, role: NodeRole, op: Op, op_index: int, k: int, value, parent: int | None
+    ) -> int:
+        """A node for value `k` that `op` carries: a loop's iteration argument or an if's
+        result."""
+        return self.new_node(
+            role=role,
+            kind=NodeKind.NONE,
+            op_name=op.name,
+            label=value.name,
+            op_index=op_index,
+            result_index=k,
+            parent=parent,
+            value_kind=value.type.kind,
+            elements=value.type.num_elements if value.type.kind in (TENSOR, MEMDESC) else 0,
+            out_bytes=value.type.bytes,
+            line=op.line,
+        )
 
     def add_op(self, op: Op) -> None:
         parent = self.parent_node(op)
@@ -154,19 +161,7 @@ class _Builder:
             ids = []
             for k, v in enumerate(op.results):
                 ids.append(
-                    self.new_node(
-                        role=NodeRole.IF_RESULT,
-                        kind=NodeKind.NONE,
-                        op_name=op.name,
-                        label=v.name,
-                        op_index=self.op_index[id(op)],
-                        result_index=k,
-                        parent=parent,
-                        value_kind=v.type.kind,
-                        elements=v.type.num_elements if v.type.kind in (TENSOR, MEMDESC) else 0,
-                        out_bytes=v.type.bytes,
-                        line=op.line,
-                    )
+                    self.value_node(NodeRole.IF_RESULT, op, self.op_index[id(op)], k, v, parent)
                 )
                 self.node_of_value[id(v)] = ids[-1]
             self.if_nodes[id(op)] = ids

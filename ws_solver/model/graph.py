@@ -139,19 +139,20 @@ class LoopGraph:
             g.add_edge(e.src, e.dst, edge=e)
         return g
 
+    def _edges_by(self, end: str) -> dict[int, list[Edge]]:
+        """Each node's edges, by the node at their `end` ("src" or "dst"), in edge order."""
+        found: dict[int, list[Edge]] = {n.id: [] for n in self.nodes}
+        for e in self.edges:
+            found[getattr(e, end)].append(e)
+        return found
+
     @cached_property
     def _out_edges(self) -> dict[int, list[Edge]]:
-        out: dict[int, list[Edge]] = {n.id: [] for n in self.nodes}
-        for e in self.edges:
-            out[e.src].append(e)
-        return out
+        return self._edges_by("src")
 
     @cached_property
     def _in_edges(self) -> dict[int, list[Edge]]:
-        incoming: dict[int, list[Edge]] = {n.id: [] for n in self.nodes}
-        for e in self.edges:
-            incoming[e.dst].append(e)
-        return incoming
+        return self._edges_by("dst")
 
     def out_edges(self, node_id: int) -> list[Edge]:
         return self._out_edges[node_id]

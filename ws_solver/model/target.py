@@ -282,54 +282,58 @@ class Target:
         return max(self.tmem_min_alloc_columns, 1 << (columns - 1).bit_length())
 
 
+def _mma_rates(f16: int) -> Mapping[str, int]:
+    """Tensor-core FLOP per cycle per SM by element type, from the fp16 rate: bf16 the same,
+    fp8 and int8 twice it, tf32 half of it (as on both sm_90 and sm_100, [H100-WP], [B200-DS])."""
+    return MappingProxyType(
+        {
+            "f16": f16,
+            "bf16": f16,
+            "f8E4M3FN": 2 * f16,
+            "f8E5M2": 2 * f16,
+            "f32": f16 // 2,  # tf32
+            "i8": 2 * f16,  # int8 ops
+        }
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Hopper, sm_90 (figures for the H200 SXM we measure on; H100 SXM differs only in HBM).
 # ---------------------------------------------------------------------------------------------
-_SM90_RATES = Rates(
-    # [H100-WP]: twice A100's per-SM MMA rate clock for clock; A100's SM does 1024 dense fp16
-    # FMA/clk = 2048 FLOP/clk (A100 whitepaper), so 4096. Check against [H200-DS] 989.4 dense
-    # fp16 TFLOPS (1979 with sparsity): 132 SMs * 4096 * 1.83 GHz = 989.4e12. fp8 and int8
-    # double fp16 (3958 TFLOPS / TOPS dense); tf32 halves it (494.7 TFLOPS dense).
-    mma_flops_per_cycle=MappingProxyType(
-        {
-            "f16": 4096,
-            "bf16": 4096,
-            "f8E4M3FN": 8192,
-            "f8E5M2": 8192,
-            "f32": 2048,  # tf32
-            "i8": 8192,  # int8 ops
-        }
-    ),
-    # HBM alone: 4.8e12 B/s / 132 SMs / 1.83e9 Hz = 19.9 B/clk/SM [H200-DS]; 17.8 measured
-    # [MEAS]. L2 reuse makes a tiled loop's figure higher: 35.1 B/clk/SM measured from L2,
-    # 57.1 when all SMs read the same tiles [MEAS]. Chosen: 90% L2 hits, typical of a
-    # rasterized tiled GEMM, 1 / (0.9/35.1 + 0.1/17.8) = 32.0. (A 128x256 fp16 GEMM tile
-    # needs (128+256)*64*2 B per 2*128*256*64/4096 = 1024 cycles = 48 B/clk to keep the tensor
-    # cores busy, so at 32 it is L2-bound at 2/3 of peak, 659 TFLOP/s at 1.83 GHz; cuBLAS
-    # measured 656 in the same sitting [MEAS].)
-    tma_bytes_per_cycle=32,
-    # [CUDA-PG] arithmetic throughput, cc 9.0: 16 results/clk/SM for ex2/lg2/rcp/rsqrt/sin/cos.
-    # Check [FA3]: 3.9e12 / (132 * 1.83e9) = 16.1.
-    sfu_ops_per_cycle=16,
-    # [CUDA-PG] cc 9.0: 128 fp32 add/mul/fma results/clk/SM. Check [H100-WP]: 66.9 fp32 TFLOPS
-    # = 132 SMs * 128 * 2 FLOP * 1.98 GHz.
-    alu_ops_per_cycle=128,
-    # [H100-WP]: 4 sub-partitions per SM, each scheduler issues one warp instruction per clock.
-    issue_slots_per_cycle=1,
-    # [MEAS]: 70 cycles per mbarrier hand-off between two warp groups of one CTA (69.6-70.1).
-    sync_latency_cycles=70,
-    # [CUDA-PG]: 32 banks x 4 B per clock = 128 B/clk/SM; [FA4] quotes the same 128 B/clk/SM.
-    smem_bytes_per_cycle=128,
-    # [H100-WP] tensor-core boost clock 1830 MHz (989.4e12 / (132 * 4096) = 1.830e9); the
-    # non-tensor datapaths boost to 1980 MHz (the H200 sat there during our bandwidth probes
-    # [MEAS]), but the datasheet tensor peaks - and hence our MMA rate - assume 1.83 GHz.
-    clock_ghz=1.83,
-)
-
 SM90 = Target(
     name="sm_90",
     capability=90,
-    rates=_SM90_RATES,
+    rates=Rates(
+        # [H100-WP]: twice A100's per-SM MMA rate clock for clock; A100's SM does 1024 dense fp16
+        # FMA/clk = 2048 FLOP/clk (A100 whitepaper), so 4096. Check against [H200-DS] 989.4 dense
+        # fp16 TFLOPS (1979 with sparsity): 132 SMs * 4096 * 1.83 GHz = 989.4e12. fp8 and int8
+        # double fp16 (3958 TFLOPS / TOPS dense); tf32 halves it (494.7 TFLOPS dense).
+        mma_flops_per_cycle=_mma_rates(4096),
+        # HBM alone: 4.8e12 B/s / 132 SMs / 1.83e9 Hz = 19.9 B/clk/SM [H200-DS]; 17.8 measured
+        # [MEAS]. L2 reuse makes a tiled loop's figure higher: 35.1 B/clk/SM measured from L2,
+        # 57.1 when all SMs read the same tiles [MEAS]. Chosen: 90% L2 hits, typical of a
+        # rasterized tiled GEMM, 1 / (0.9/35.1 + 0.1/17.8) = 32.0. (A 128x256 fp16 GEMM tile
+        # needs (128+256)*64*2 B per 2*128*256*64/4096 = 1024 cycles = 48 B/clk to keep the tensor
+        # cores busy, so at 32 it is L2-bound at 2/3 of peak, 659 TFLOP/s at 1.83 GHz; cuBLAS
+        # measured 656 in the same sitting [MEAS].)
+        tma_bytes_per_cycle=32,
+        # [CUDA-PG] arithmetic throughput, cc 9.0: 16 results/clk/SM for ex2/lg2/rcp/rsqrt/sin/cos.
+        # Check [FA3]: 3.9e12 / (132 * 1.83e9) = 16.1.
+        sfu_ops_per_cycle=16,
+        # [CUDA-PG] cc 9.0: 128 fp32 add/mul/fma results/clk/SM. Check [H100-WP]: 66.9 fp32 TFLOPS
+        # = 132 SMs * 128 * 2 FLOP * 1.98 GHz.
+        alu_ops_per_cycle=128,
+        # [H100-WP]: 4 sub-partitions per SM, each scheduler issues one warp instruction per clock.
+        issue_slots_per_cycle=1,
+        # [MEAS]: 70 cycles per mbarrier hand-off between two warp groups of one CTA (69.6-70.1).
+        sync_latency_cycles=70,
+        # [CUDA-PG]: 32 banks x 4 B per clock = 128 B/clk/SM; [FA4] quotes the same 128 B/clk/SM.
+        smem_bytes_per_cycle=128,
+        # [H100-WP] tensor-core boost clock 1830 MHz (989.4e12 / (132 * 4096) = 1.830e9); the
+        # non-tensor datapaths boost to 1980 MHz (the H200 sat there during our bandwidth probes
+        # [MEAS]), but the datasheet tensor peaks - and hence our MMA rate - assume 1.83 GHz.
+        clock_ghz=1.83,
+    ),
     # 4 partitions: default/compute, load, MMA consumer(s), store/epilogue - the roles of the
     # heuristic partitioner and of FA3 (1 producer + 2 consumer groups) or CUTLASS ping-pong. wgmma
     # keeps its accumulator in registers (a 128x128 fp32 tile over 4 warps is 128 regs/thread
@@ -337,69 +341,52 @@ SM90 = Target(
     # three register-heavy groups fit next to a 24-register producer; a fifth partition could
     # only be a near-register-free helper. Model bound, not hardware.
     max_partitions=4,
-    tmem_columns=0,
-    mma_accumulator_in_registers=True,
-    mma_issue_warps=4,
-    tmem_reader_warps=0,
+    # wgmma, no tensor memory: the accumulator in registers, a warp group to issue an MMA
+    # (Target's defaults).
 )
 
 # ---------------------------------------------------------------------------------------------
 # Blackwell, sm_100 (B200). Not measured by us: numbers are datasheet-derived.
 # ---------------------------------------------------------------------------------------------
-_SM100_RATES = Rates(
-    # [B200-DS] dense per GPU: fp16/bf16 2.25 PFLOPS, fp8 4.5 PFLOPS, int8 4.5 POPS,
-    # tf32 1.1 PFLOPS; 148 SMs. Per SM per clock at 1.86 GHz: 2.25e15 / (148 * 1.86e9) = 8173,
-    # i.e. 8192 = twice Hopper's SM [FA4]; fp8/int8 16384, tf32 4096
-    # (148 * 4096 * 1.86e9 = 1.13e15).
-    mma_flops_per_cycle=MappingProxyType(
-        {
-            "f16": 8192,
-            "bf16": 8192,
-            "f8E4M3FN": 16384,
-            "f8E5M2": 16384,
-            "f32": 4096,  # tf32
-            "i8": 16384,  # int8 ops
-        }
-    ),
-    # HBM alone: 7.7e12 B/s / 148 SMs / 1.86e9 Hz = 28.0 B/clk/SM [B200-DS]. L2 per SM not
-    # measured on B200. Hopper's L2 figure (34, the value before) is too low: published
-    # Blackwell GEMMs move more (docs/blackwell-evidence.md). The least rate the fastest of them
-    # needs, with no idle time counted: Triton's Gluon tutorial 08, warp-specialized
-    # persistent fp16 GEMM, 128x256x64 tiles (48 KiB of TMA loads per 2*128*256*64 FLOP), 1448
-    # TFLOP/s at M=N=8192, K=16384: 1448e12 / (148 * 1.86e9) * 49152 / 4194304 = 61.6 -> 62
-    # (JAX's Pallas Blackwell matmul guide, step 1, 128x128x64 at 1023 TFLOP/s: 58). With the
-    # 90% L2 hits of SM90 that is ~72 B/clk/SM from L2. A lower bound, unmeasured here.
-    tma_bytes_per_cycle=62,
-    # [FA4]: MUFU stays at 16 ops/clk/SM on B200 (why FA4 emulates part of exp2 on the FMAs).
-    sfu_ops_per_cycle=16,
-    # [CUDA-PG] cc 10.0: 128 fp32 results/clk/SM. Check [B200-DS]: 75 fp32 TFLOPS
-    # = 148 * 128 * 2 * 1.98 GHz = 75.0e12.
-    alu_ops_per_cycle=128,
-    # Same SM sub-partition structure as Hopper: 4 schedulers, 1 warp instruction/clk each.
-    issue_slots_per_cycle=1,
-    # Not measured on B200; same mbarrier mechanism as sm_90, so Hopper's 70 cycles [MEAS].
-    sync_latency_cycles=70,
-    # [FA4]: shared memory bandwidth unchanged from H100, 128 B/clk/SM.
-    smem_bytes_per_cycle=128,
-    # Tensor clock implied by [B200-DS]: 2.25e15 / (148 * 8192) = 1.856e9 -> 1.86 GHz
-    # (third-party spec databases list a 1.86 GHz tensor clock and a 1.98 GHz boost).
-    clock_ghz=1.86,
-)
-
+# Blackwell's SM keeps Hopper's figures but for the MMA rate, the TMA rate and the clock:
+# [FA4]: MUFU stays at 16 ops/clk/SM on B200 (why FA4 emulates part of exp2 on the FMAs).
+# [CUDA-PG] cc 10.0: 128 fp32 results/clk/SM. Check [B200-DS]: 75 fp32 TFLOPS
+# = 148 * 128 * 2 * 1.98 GHz = 75.0e12.
+# Same SM sub-partition structure as Hopper: 4 schedulers, 1 warp instruction/clk each.
+# Not measured on B200; same mbarrier mechanism as sm_90, so Hopper's 70 cycles [MEAS].
+# [FA4]: shared memory bandwidth unchanged from H100, 128 B/clk/SM.
 SM100 = Target(
     name="sm_100",
     capability=100,
-    rates=_SM100_RATES,
+    rates=replace(
+        SM90.rates,
+        # [B200-DS] dense per GPU: fp16/bf16 2.25 PFLOPS, fp8 4.5 PFLOPS, int8 4.5 POPS,
+        # tf32 1.1 PFLOPS; 148 SMs. Per SM per clock at 1.86 GHz: 2.25e15 / (148 * 1.86e9) = 8173,
+        # i.e. 8192 = twice Hopper's SM [FA4]; fp8/int8 16384, tf32 4096
+        # (148 * 4096 * 1.86e9 = 1.13e15).
+        mma_flops_per_cycle=_mma_rates(8192),
+        # HBM alone: 7.7e12 B/s / 148 SMs / 1.86e9 Hz = 28.0 B/clk/SM [B200-DS]. L2 per SM not
+        # measured on B200. Hopper's L2 figure (34, the value before) is too low: published
+        # Blackwell GEMMs move more (docs/blackwell-evidence.md). The least rate the fastest of them
+        # needs, with no idle time counted: Triton's Gluon tutorial 08, warp-specialized
+        # persistent fp16 GEMM, 128x256x64 tiles (48 KiB of TMA loads per 2*128*256*64 FLOP), 1448
+        # TFLOP/s at M=N=8192, K=16384: 1448e12 / (148 * 1.86e9) * 49152 / 4194304 = 61.6 -> 62
+        # (JAX's Pallas Blackwell matmul guide, step 1, 128x128x64 at 1023 TFLOP/s: 58). With the
+        # 90% L2 hits of SM90 that is ~72 B/clk/SM from L2. A lower bound, unmeasured here.
+        tma_bytes_per_cycle=62,
+        # Tensor clock implied by [B200-DS]: 2.25e15 / (148 * 8192) = 1.856e9 -> 1.86 GHz
+        # (third-party spec databases list a 1.86 GHz tensor clock and a 1.98 GHz boost).
+        clock_ghz=1.86,
+    ),
     # 5 partitions: tcgen05 accumulates in TMEM and is issued by one thread, so the MMA and
     # load partitions are single, nearly register-free warps, which leaves room for more
     # compute groups: default/epilogue, load, MMA, and two TMEM-reading compute groups (the
     # two ping-ponged softmax groups of FA4-style attention). Model bound, not hardware;
     # it also keeps the CP-SAT partition symmetry small.
     max_partitions=5,
-    # [PTX] Tensor Memory: 512 columns x 128 lanes per CTA, 32-bit cells (256 KiB).
+    # [PTX] Tensor Memory: 512 columns x 128 lanes per CTA, 32-bit cells (256 KiB); the
+    # lanes and the 32-column allocation unit are Target's defaults.
     tmem_columns=512,
-    tmem_lanes=128,
-    tmem_min_alloc_columns=32,
     mma_accumulator_in_registers=False,
     mma_issue_warps=1,
     tmem_reader_warps=4,

@@ -38,6 +38,7 @@ from .partition import (
 
 SCHEMA = "ws-solver.explore"
 VERSION = 1
+LOOP_FIELDS = ("kernel", "loop", "line", "target", "ops")  # which loop, in a loop's record
 
 
 class LoopFailed(RuntimeError):
@@ -68,12 +69,7 @@ class LoopPlans:
 
     def to_dict(self) -> dict:
         h_cost = evaluate(self.heuristic, self.graph, _target_of(self))
-        return {
-            "kernel": self.kernel,
-            "loop": self.loop,
-            "line": self.line,
-            "target": self.target,
-            "ops": self.ops,
+        return {name: getattr(self, name) for name in LOOP_FIELDS} | {
             "heuristic": {
                 "ii": h_cost.ii,
                 "objective": h_cost.objective,

@@ -1,0 +1,121 @@
+"""TTGIR inputs as the entry points take them: the files a path names, a file or text read
+and parsed, its warp-specialized loops and target, and why a loop's plan cannot be used.
+
+Every failure is a one-line `ReportedError` naming the file (and line, column or loop), with
+the exit status it ends a command with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import ir
+from ..core.failures import EXIT_INFEASIBLE, EXIT_TIMEOUT, ReportedError
+from ..core.strategy import Strategy
+from ..model.check import check_plan
+from ..model.dfg import ws_loops
+from ..model.graph import LoopGraph
+
+
+def ttgir_under(arg: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files one command-line path names: itself, or for a folder its `*.ttgir` regular
+    files, recursively and sorted; plus the entries of the folder that were skipped, with
+    the message saying why (a dangling link, a FIFO...). ReportedError when the path does
+    not exist or the folder holds no `*.ttgir` entry at all."""
+    path = Path(arg)
+    if not path.is_dir():
+        if path.exists():
+            return [path], []
+        if path.is_symlink():
+            raise ReportedError(f"{arg}: dangling symbolic link")
+        raise ReportedError(f"{arg}: no such file or directory")
+    files, skipped = [], []
+    for entry in sorted(path.rglob("*.ttgir")):
+        if entry.is_file():
+            files.append(entry)
+        elif entry.is_symlink() and not entry.exists():
+            skipped.append((entry, f"{entry}: skipped: dangling symbolic link"))
+        elif not entry.is_dir():
+            skipped.append((entry, f"{entry}: skipped: not a regular file"))
+    if not files and not skipped:
+        raise ReportedError(f"{arg}: no *.ttgir files in this directory")
+    return files, skipped
+
+
+def read_module(path: Path) -> ir.Module:
+    """Read and parse one TTGIR file; any failure names file, line, column."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ReportedError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ReportedError(f"{path}:{line}:{column}: not UTF-8 text") from None
+    return parse_module(path, text)
+
+
+def parse_module(name: Path | str, text: str) -> ir.Module:
+    """Parse TTGIR text; a ParseError becomes a ReportedError naming `name`, line, column."""
+    try:
+        return ir.parse(text)
+    except ir.ParseError as e:
+        raise ReportedError(f"{name}:{e.line}:{e.column}: {e.reason}") from None
+
+
+def require_ws_loops(path: Path | str, module: ir.Module) -> list:
+    """The module's warp-specialized loops; a ReportedError (bad input) when there is none."""
+    loops = ws_loops(module)
+    if not loops:
+        raise ReportedError(f"{path}: no loop carries tt.warp_specialize")
+    return loops
+
+
+def module_target(
+    path: Path | str, module: ir.Module, override: str | None, triton: str | None = None
+):
+    """The Target to plan for: `override`, else the module's ttg.target (ReportedError if
+    neither), under Triton `triton`'s lowering rules (None: 3.6.0)."""
+    from .partition import resolve_target
+
+    try:
+        return resolve_target(module, override, triton)
+    except ValueError as e:
+        raise ReportedError(f"{path}: {e}") from None
+
+
+def loop_place(path: Path | str, kernel: str, loop: int, line: int) -> str:
+    """How messages name a loop: `FILE:LINE: KERNEL loop N`."""
+    return f"{path}:{line}: {kernel} loop {loop}"
+
+
+def plan_failure(
+    plan, details: dict, graph: LoopGraph, target, strategy: str
+) -> ReportedError | None:
+    """Why a strategy's plan cannot be used, as a ReportedError with the matching exit
+    status, or None when it can. Strategy "none" never fails: not specializing is always
+    possible."""
+    if strategy == Strategy.NONE:
+        return None
+    status = details.get("status")
+    problems = check_plan(plan, graph, target)
+    if status == "INFEASIBLE":
+        why = f" ({problems[0]})" if problems else ""
+        return ReportedError(
+            f"infeasible: no plan fits the {target.name} limits{why}", EXIT_INFEASIBLE
+        )
+    if not problems:
+        return None
+    if status in (None, "OPTIMAL", "FEASIBLE"):
+        # The heuristic (or a skipped solve) gave a plan that breaks a hard limit; nothing
+        # better is known, so the loop cannot be planned within the limits.
+        return ReportedError(
+            f"no valid plan within the {target.name} limits: {problems[0]}", EXIT_INFEASIBLE
+        )
+    return ReportedError(
+        f"the solver's time ran out with no valid plan (status {status}; {problems[0]}); "
+        "raise --time-limit",
+        EXIT_TIMEOUT,
+    )
