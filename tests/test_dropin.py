@@ -30,6 +30,7 @@ import corpus
 import ws_solver.pipeline.partition as wpipe
 import ws_solver.triton as wst
 from corpus import kernels as corpus_kernels
+from ws_solver import ir
 from ws_solver.model.channels import derive_channels
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.kinds import NodeKind
@@ -70,7 +71,8 @@ def _compile(kernel: str, cap: int, config: str | None = None):
 
 
 def _ws_ops(compiled) -> list[dict]:
-    return rewrites.lowered_ops(compiled.asm["ttgir"], compiled.metadata.num_warps)
+    module = ir.parse(compiled.asm["ttgir"])
+    return rewrites.lowered_ops(module, compiled.metadata.num_warps)
 
 
 def load_split_plan(graph, target, strategy="stub") -> Plan:

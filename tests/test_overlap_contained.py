@@ -4,6 +4,7 @@ the H200), and kept where it was measured deterministic."""
 from ws_solver.triton.rewrites.chain import (
     OVERLAP_CONTAINED,
     SinkWgmmaWaits,
+    Ttgir,
     Withheld,
     overlap_contained,
     post_pipeline,
@@ -27,8 +28,14 @@ def test_three_stages_or_releases_kept_sink_as_before():
     assert SinkWgmmaWaits in kinds(None)  # stages unknown: as before
 
 
-def test_withheld_rewrite_leaves_the_text_and_says_so():
-    text = "%0 = ttng.warp_group_dot_wait %a {pendings = 0 : i32}\n"
-    result = Withheld("overlap", OVERLAP_CONTAINED).apply(text)
-    assert result.text == text and result.notes == (OVERLAP_CONTAINED,)
-    assert Withheld("overlap", OVERLAP_CONTAINED).apply("no waits").notes == ()
+def test_withheld_rewrite_leaves_the_module_and_says_so():
+    text = (
+        "%a = arith.constant dense<0.0> : tensor<4xf32>\n"
+        "%0 = ttng.warp_group_dot_wait %a {pendings = 0 : i32} : tensor<4xf32>\n"
+    )
+    source = Ttgir(text)
+    result = Withheld("overlap", OVERLAP_CONTAINED).apply(source)
+    assert result.out is source and result.out.print() == text
+    assert result.notes == (OVERLAP_CONTAINED,)
+    no_wait = Ttgir("%0 = arith.constant 0 : i32\n")
+    assert Withheld("overlap", OVERLAP_CONTAINED).apply(no_wait).notes == ()

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from ws_solver import ir
 from ws_solver.triton.rewrites.wgrelease import release_per_warp_group, release_ring_depth
 
 # The shape Triton 3.6 prints for a specialized kernel with an 8-warp default region: a
@@ -171,16 +172,28 @@ def test_anything_unrecognised_leaves_the_ptx_alone(ptx, warps, depth, reason):
     assert report.note().startswith("per-warp-group release not applied")
 
 
-def test_the_ring_depth_comes_from_the_ttgir():
-    ring = "!ttg.memdesc<3x1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<1xi64>"
-    text = f"""
-      %e = ttg.memdesc_index %ring[%i] : {ring}
-      ttng.arrive_barrier %e, 1 : !ttg.memdesc<1xi64>
+def _ring_release(depth: int, name: str) -> str:
+    ring = f"!ttg.memdesc<{depth}x1xi64, #shared1, #smem, mutable>"
+    return f"""
+      %{name}_ring = ttg.local_alloc : () -> {ring}
+      %{name} = ttg.memdesc_index %{name}_ring[%i] : {ring} -> !ttg.memdesc<1xi64>
+      ttng.arrive_barrier %{name}, 1 : !ttg.memdesc<1xi64>
     """
-    assert release_ring_depth(text) == 3
-    other = text.replace("%ring[%i] : !ttg.memdesc<3x", "%ring[%i] : !ttg.memdesc<2x")
-    assert release_ring_depth(text + other.replace("%e", "%f")) is None
-    assert release_ring_depth("ttng.arrive_barrier %x, 1") is None
+
+
+def test_the_ring_depth_comes_from_the_ttgir():
+    index = "%i = arith.constant 0 : i32\n"
+    assert release_ring_depth(ir.parse(index + _ring_release(3, "e"))) == 3
+    both = index + _ring_release(3, "e") + _ring_release(2, "f")
+    assert release_ring_depth(ir.parse(both)) is None
+    same = index + _ring_release(3, "e") + _ring_release(3, "f")
+    assert release_ring_depth(ir.parse(same)) == 3
+    loose = (
+        "%x = ttg.local_alloc : () -> !ttg.memdesc<1xi64>\n"
+        "ttng.arrive_barrier %x, 1 : !ttg.memdesc<1xi64>"
+    )
+    assert release_ring_depth(ir.parse(loose)) is None
+    assert release_ring_depth(ir.parse(index)) is None
 
 
 def _compile_gemm_w8(**settings):

@@ -268,9 +268,22 @@ class Module:
         self._splices.append((line_start, len(self.text) if newline < 0 else newline + 1, ""))
 
     def op_text(self, op: Op) -> str:
-        """The op's text as in the source (first token to last, regions included)."""
+        """The op's text (first token to last, regions included) as in the source, with the
+        attribute edits of the op and of the ops in its regions: moved or copied, it keeps
+        them."""
         start, end = self._op_span(op)
-        return self.text[start:end]
+        edits = sorted(_dictionary_edit(inner) for inner in op.walk() if inner._edited)
+        out, pos = [], start
+        for edit_start, edit_end, replacement in edits:
+            out += [self.text[pos:edit_start], replacement]
+            pos = edit_end
+        return "".join(out) + self.text[pos:end]
+
+    @property
+    def spliced(self) -> bool:
+        """Whether text was inserted, moved or erased: the ops then no longer show what
+        print() gives (parse that to see them); attribute edits show at once."""
+        return bool(self._splices)
 
     def replace_operand(self, op: Op, index: int, value_name: str) -> None:
         """Make operand `index` of `op` read `value_name` (e.g. "%x", "%r#1") instead."""

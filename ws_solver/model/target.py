@@ -230,6 +230,13 @@ class Target:
         """Every legal ``setmaxnreg`` register count, ascending (24, 32, ..., 256)."""
         return tuple(range(self.setmaxnreg_min, self.setmaxnreg_max + 1, self.setmaxnreg_step))
 
+    def setmaxnreg_for(self, registers: int) -> int:
+        """The legal ``setmaxnreg`` count closest to `registers` from above: rounded up to the
+        step, within the range."""
+        step = self.setmaxnreg_step
+        rounded = -(-registers // step) * step
+        return min(self.setmaxnreg_max, max(self.setmaxnreg_min, rounded))
+
     def registers_fit(self, partitions: Iterable[tuple[int, int]]) -> bool:
         """Whether partitions given as ``(warps, registers_per_thread)`` fit the register file.
 

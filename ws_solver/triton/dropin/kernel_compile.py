@@ -410,12 +410,12 @@ class KernelCompile:
             release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
             result = release.apply(out)
             self.report.notes.extend(result.notes)
-            if result.text != out:
-                self.unreleased_ptx, out = out, result.text
+            if result.out != out:
+                self.unreleased_ptx, out = out, result.out
                 if self.settings.take_turns:
                     turns = TakeTurns(frozenset(result.detail.barrier_ids)).apply(out)
                     self.report.notes.extend(turns.notes)
-                    out = turns.text
+                    out = turns.out
         if self.report is not None and isinstance(out, str):
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()

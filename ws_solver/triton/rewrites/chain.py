@@ -1,58 +1,104 @@
 """The rewrites the drop-in runs on Triton's output, behind one protocol.
 
-A rewrite has a `name` and `apply(text) -> RewriteResult`: the new text, the notes for the
-compile report, and what it did (`detail`, the rewrite's own record). On the TTGIR after
-``pipeline`` and ``optimize_partition_warps`` (`PostPipeline`, which the lowering guard's
-child runs too): the plans' register requests, sm_90 wgmma waits sunk to their first use
-(overlap.py), the sm_90 stage-release fix (hopper.py). On the PTX: the per-warp-group stage
-release (wgrelease.py), then the warp groups' turns at the tensor cores (pingpong.py).
+A rewrite has a `name` and `apply(source) -> RewriteResult`: what it made of the source (`out`),
+the notes for the compile report, and what it did (`detail`, the rewrite's own record). Two
+kinds of source: a parsed TTGIR module (`Ttgir`), which the rewrites of one chain share and
+edit in place, and the PTX text.
+
+On the TTGIR after ``pipeline`` and ``optimize_partition_warps`` (`PostPipeline`, which the
+lowering guard's child runs too): the plans' register requests, sm_90 wgmma waits sunk to
+their first use (overlap.py), the sm_90 stage-release fix (hopper.py). The text is parsed
+once, when a rewrite first needs its ops, and printed once; it is read again only where a
+rewrite moved or inserted ops that a later one reasons about. On the PTX, each with its own
+small reader (ptx.py): the per-warp-group stage release (wgrelease.py), then the warp
+groups' turns at the tensor cores (pingpong.py).
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
-from .overlap import sink_wgmma_waits_report
+from ... import ir
+from ...ir import Module
+from ...ir.attributes import i32_array
+from ...model.target import Target, target_for
+from .overlap import OverlapReport, sink_wgmma_waits_in
 from .pingpong import take_turns
+from .wgmma import ARRIVE, WAIT
 from .wgrelease import has_two_warp_groups, release_per_warp_group, release_ring_depth
 
-_WS_OP = re.compile(r"\bttg\.warp_specialize\(")
+WARP_SPECIALIZE = "ttg.warp_specialize"
 _REGION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
-_REQUESTED = re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]*)>")
 
 # Per specialized loop, in loop order: ((partition id, registers), ...).
 RegisterRequests = tuple[tuple[tuple[int, int], ...], ...]
 
 
+class Ttgir:
+    """The TTGIR module the rewrites of one chain share, parsed when one first asks for its
+    ops. Attribute edits show in the ops at once; ops a rewrite moved, inserted or erased
+    show only in the printed text, which `module` parses again when asked next."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._module: Module | None = None
+
+    @property
+    def module(self) -> Module:
+        if self._module is None:
+            self._module = ir.parse(self._text)
+        elif self._module.spliced:
+            self._module = ir.parse(self._module.print())
+        return self._module
+
+    @module.setter
+    def module(self, module: Module) -> None:
+        self._module = module
+
+    def has(self, name: str) -> bool:
+        """Whether the module has an op of this name (not parsed for it when the name is
+        nowhere in the text)."""
+        if self._module is None and name not in self._text:
+            return False
+        return any(op.name == name for op in self.module.walk())
+
+    def print(self) -> str:
+        return self._text if self._module is None else self._module.print()
+
+
+S = TypeVar("S")  # what a rewrite reads and makes: a Ttgir (edited in place) or PTX text
+
+
 @dataclass(frozen=True)
-class RewriteResult:
-    text: str
+class RewriteResult(Generic[S]):
+    out: S
     notes: tuple[str, ...] = ()  # lines for the compile report
     detail: Any = None  # what the rewrite did, in its own terms
 
 
-class Rewrite(Protocol):
+class Rewrite(Protocol[S]):
     name: str
 
-    def apply(self, text: str) -> RewriteResult: ...
+    def apply(self, source: S) -> RewriteResult[S]: ...
 
 
 # -- on the TTGIR -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ApplyRegisters:
-    """Each lowered op's ``requestedRegisters`` set to its plan's per-partition registers;
-    `detail`: per op, the registers written or None."""
+    """Each lowered op's ``requestedRegisters`` set to its plan's per-partition registers, as
+    legal `setmaxnreg` counts of `target`; `detail`: per op, the registers written or None."""
 
     requests: RegisterRequests
+    target: Target
     name: str = "registers"
 
-    def apply(self, text: str) -> RewriteResult:
-        out, applied, notes = apply_register_requests(text, self.requests)
-        return RewriteResult(out, tuple(notes), applied)
+    def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
+        applied, notes = apply_register_requests(source.module, self.requests, self.target)
+        return RewriteResult(source, tuple(notes), applied)
 
 
 @dataclass(frozen=True)
@@ -63,8 +109,10 @@ class SinkWgmmaWaits:
     keep_releases: bool = False
     name: str = "overlap"
 
-    def apply(self, text: str) -> RewriteResult:
-        out, done = sink_wgmma_waits_report(text, self.keep_releases)
+    def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
+        if not source.has(WAIT):
+            return RewriteResult(source, (), OverlapReport())
+        done = sink_wgmma_waits_in(source.module, self.keep_releases)
         notes: tuple[str, ...] = ()
         if done.sunk:
             notes += (
@@ -76,7 +124,7 @@ class SinkWgmmaWaits:
                 f"wgmma overlap: {done.held_by_release} wait(s) kept above a stage release "
                 "(stages released per warp group)",
             )
-        return RewriteResult(out, notes, done)
+        return RewriteResult(source, notes, done)
 
 
 @dataclass(frozen=True)
@@ -84,45 +132,43 @@ class FixWgmmaRelease:
     """sm_90: no stage released under an in-flight wgmma (hopper.py), on a module Triton
     warp-specialized; `detail`: FixReport."""
 
-    fix: Any  # hopper.fix_async_wgmma_release_report
+    fix: Callable[[Module], tuple[Module, Any]]  # hopper.fix_async_wgmma_release_in
     name: str = "hopper"
 
-    def apply(self, text: str) -> RewriteResult:
-        if not _WS_OP.search(text):
-            return RewriteResult(text)
-        out, done = self.fix(text)
+    def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
+        if not source.has(WARP_SPECIALIZE):
+            return RewriteResult(source)
+        source.module, done = self.fix(source.module)
         counts = ", ".join(
             f"{name} {getattr(done, name)}"
             for name in ("deferred", "moved", "synchronous")
             if hasattr(done, name)
         )
         note = f"hopper fix applied ({counts})" if counts else "hopper fix applied"
-        return RewriteResult(out, (note,), done)
+        return RewriteResult(source, (note,), done)
 
 
 @dataclass(frozen=True)
 class Unavailable:
-    """A rewrite that was asked for and cannot run: the text as it is, and a note."""
+    """A rewrite that was asked for and cannot run: the module as it is, and a note."""
 
     name: str
     note: str
 
-    def apply(self, text: str) -> RewriteResult:
-        if not _WS_OP.search(text):
-            return RewriteResult(text)
-        return RewriteResult(text, (self.note,))
+    def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
+        return RewriteResult(source, (self.note,) if source.has(WARP_SPECIALIZE) else ())
 
 
 @dataclass(frozen=True)
 class Withheld:
-    """A rewrite ws_solver withholds on purpose: the text as it is, and a note when the
-    module has what the rewrite would have changed (a wgmma wait)."""
+    """A rewrite ws_solver withholds on purpose: the module as it is, and a note when it has
+    what the rewrite would have changed (a wgmma wait)."""
 
     name: str
     note: str
 
-    def apply(self, text: str) -> RewriteResult:
-        return RewriteResult(text, (self.note,) if "warp_group_dot_wait" in text else ())
+    def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
+        return RewriteResult(source, (self.note,) if source.has(WAIT) else ())
 
 
 def hopper_fix() -> FixWgmmaRelease | None:
@@ -131,33 +177,37 @@ def hopper_fix() -> FixWgmmaRelease | None:
         module = importlib.import_module(f"{__package__}.hopper")
     except ImportError:
         return None
-    return FixWgmmaRelease(module.fix_async_wgmma_release_report)
+    return FixWgmmaRelease(module.fix_async_wgmma_release_in)
 
 
 @dataclass
 class PostPipeline:
     """The TTGIR stage after ``pipeline``/``optimize_partition_warps``: it records the lowered
-    ``ttg.warp_specialize`` ops, applies `rewrites` in order and keeps their results and the
-    depth of the released mbarrier rings (for the PTX rewrite)."""
+    ``ttg.warp_specialize`` ops, applies `rewrites` in order to the module parsed once, keeps
+    their results and the depth of the released mbarrier rings (for the PTX rewrite), and
+    prints the module once."""
 
     num_warps: int
-    rewrites: Sequence[Rewrite]
+    rewrites: Sequence[Rewrite[Ttgir]]
     lowered: list[dict] = field(default_factory=list)
-    results: dict[str, RewriteResult] = field(default_factory=dict)
+    results: dict[str, RewriteResult[Ttgir]] = field(default_factory=dict)
     ring_depth: int | None = None
 
     def __call__(self, text: str) -> str:
-        self.lowered = lowered_ops(text, self.num_warps)
+        source = Ttgir(text)
+        self.lowered = (
+            lowered_ops(source.module, self.num_warps) if source.has(WARP_SPECIALIZE) else []
+        )
         for rewrite in self.rewrites:
-            result = rewrite.apply(text)
+            result = rewrite.apply(source)
             self.results[rewrite.name] = result
-            text = result.text
+            source = result.out
         applied = self.registers_applied
         if applied is not None and len(applied) == len(self.lowered):
             for op, want in zip(self.lowered, applied, strict=True):
                 op["registers_applied"] = want
-        self.ring_depth = release_ring_depth(text)
-        return text
+        self.ring_depth = release_ring_depth(source.module) if source.has(ARRIVE) else None
+        return source.print()
 
     @property
     def notes(self) -> list[str]:
@@ -174,7 +224,7 @@ class PostPipeline:
         return [
             r.name
             for r in self.rewrites
-            if isinstance(r, Unavailable) and self.results.get(r.name, RewriteResult("")).notes
+            if isinstance(r, Unavailable) and r.name in self.results and self.results[r.name].notes
         ]
 
 
@@ -214,9 +264,9 @@ def post_pipeline(
     whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
     warp groups) keeps its releases where they are (overlap.py says why). Not below
     OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
-    rewrites: list[Rewrite] = []
+    rewrites: list[Rewrite[Ttgir]] = []
     if requests and apply_registers:
-        rewrites.append(ApplyRegisters(requests))
+        rewrites.append(ApplyRegisters(requests, target_for(capability)))
     if capability // 10 == 9:
         keep = releases_per_warp_group and has_two_warp_groups(num_warps)
         if overlap and overlap_contained(num_stages, keep):
@@ -227,54 +277,49 @@ def post_pipeline(
     return PostPipeline(num_warps, rewrites)
 
 
-def lowered_ops(text: str, default_warps: int) -> list[dict]:
+def lowered_ops(module: Module, default_warps: int) -> list[dict]:
     """Per ``ttg.warp_specialize`` op: warps of the default region and of each partition
     region, and the ``requestedRegisters`` Triton chose (None if absent). ``partitions``
     counts the default region too."""
     ops: list[dict] = []
-    for line in text.splitlines():
-        if _WS_OP.search(line):
-            requested = _REQUESTED.search(line)
-            ops.append(
-                {
-                    "warps": [default_warps],
-                    "requested_registers": (
-                        [int(v) for v in requested.group(1).replace(",", " ").split()]
-                        if requested
-                        else None
-                    ),
-                }
-            )
+    for op in module.walk():
+        if op.name != WARP_SPECIALIZE:
             continue
-        region = _REGION.match(line)
-        if region and ops:
-            ops[-1]["warps"].append(int(region.group(2)))
-    for op in ops:
-        op["partitions"] = len(op["warps"])
+        # The reader keeps no `num_warps(N)` of a partition region: it is in the region's
+        # header line, inside the op's text.
+        headers = map(_REGION.match, module.op_text(op).splitlines()[1:])
+        warps = [default_warps, *(int(m.group(2)) for m in headers if m)]
+        requested = op.attr("requestedRegisters")
+        ops.append(
+            {
+                "warps": warps,
+                "requested_registers": list(requested) if requested else None,
+                "partitions": len(warps),
+            }
+        )
     return ops
 
 
-def apply_register_requests(text: str, requests: RegisterRequests) -> tuple[str, list, list[str]]:
-    """Set each lowered op's ``requestedRegisters`` to its plan's per-partition registers.
+def apply_register_requests(
+    module: Module, requests: RegisterRequests, target: Target
+) -> tuple[list, list[str]]:
+    """Set each lowered op's ``requestedRegisters`` to its plan's per-partition registers,
+    each the legal ``setmaxnreg`` count of `target` that covers it.
 
     Requests are matched to ``ttg.warp_specialize`` ops in order (one op per specialized
     loop, in loop order); partition 0 is the default region, partition k is region k-1.
-    Returns (text, per op: registers written or None, notes about what was not applied).
+    Returns (per op: registers written or None, notes about what was not applied).
     """
-    from ... import ir as wir
-    from ...ir.attributes import i32_array
-
-    module = wir.parse(text)
-    ops = [op for op in module.walk() if op.name == "ttg.warp_specialize"]
+    ops = [op for op in module.walk() if op.name == WARP_SPECIALIZE]
     if len(ops) != len(requests):
         note = f"registers not applied: {len(ops)} warp_specialize ops for {len(requests)} plans"
-        return text, [None] * len(requests), [note]
+        return [None] * len(requests), [note]
     applied: list = []
     notes: list[str] = []
     for index, (op, parts) in enumerate(zip(ops, requests, strict=True)):
         parts = sorted(parts)
         current = op.attr("requestedRegisters")
-        want = [min(256, max(24, -(-regs // 8) * 8)) for _, regs in parts[1:]]
+        want = [target.setmaxnreg_for(regs) for _, regs in parts[1:]]
         if [p for p, _ in parts] != list(range(len(parts))):
             why = "partition ids are not 0..P-1"
         elif current is None:
@@ -287,7 +332,7 @@ def apply_register_requests(text: str, requests: RegisterRequests) -> tuple[str,
             continue
         applied.append(None)
         notes.append(f"registers not applied to warp_specialize op {index}: {why}")
-    return module.print(), applied, notes
+    return applied, notes
 
 
 # -- on the PTX -------------------------------------------------------------------------------
@@ -300,8 +345,8 @@ class ReleasePerWarpGroup:
     ring_slots: int  # PostPipeline.ring_depth
     name: str = "wgrelease"
 
-    def apply(self, text: str) -> RewriteResult:
-        out, done = release_per_warp_group(text, self.default_warps, self.ring_slots)
+    def apply(self, source: str) -> RewriteResult[str]:
+        out, done = release_per_warp_group(source, self.default_warps, self.ring_slots)
         return RewriteResult(out, (done.note(),), done)
 
 
@@ -313,6 +358,6 @@ class TakeTurns:
     taken: frozenset[int]  # the named barriers ReleasePerWarpGroup took
     name: str = "turns"
 
-    def apply(self, text: str) -> RewriteResult:
-        out, done = take_turns(text, self.taken)
+    def apply(self, source: str) -> RewriteResult[str]:
+        out, done = take_turns(source, self.taken)
         return RewriteResult(out, (done.note(),), done)

@@ -337,21 +337,36 @@ class _Rewriter:
                 self.m.replace_operand(use.op, use.operand_index, new)
 
 
+def fix_async_wgmma_release_in(
+    module: Module, synchronous: bool = False
+) -> tuple[Module, FixReport]:
+    """:func:`fix_async_wgmma_release` on a parsed module, and what it did: `module` itself
+    when its ops show the fix (nothing moved), else the fixed text parsed again (what the check
+    reads). `module` is spent either way; `synchronous` forces the fallback."""
+    names = {op.name for op in module.walk()}
+    if not names & {DOT, WAIT} or ARRIVE not in names:
+        return module, FixReport()
+    before = module.print()
+    problems: list[str] = []
+    for synchronous_only in (False, True) if not synchronous else (True,):
+        rewriter = _Rewriter(module, synchronous_only)
+        for loop in list(_loops(module)):
+            rewriter.loop(loop)
+        if module.spliced:
+            module = ir.parse(module.print())
+        problems = check_releases_in(module)
+        if not problems:
+            return module, rewriter.report
+        module = ir.parse(before)
+    raise HopperFixError("racy stage release left after the rewrite: " + "; ".join(problems))
+
+
 def fix_async_wgmma_release_report(text: str, synchronous: bool = False) -> tuple[str, FixReport]:
     """:func:`fix_async_wgmma_release` plus what it did; `synchronous` forces the fallback."""
     if DOT not in text or ARRIVE not in text:
         return text, FixReport()
-    problems: list[str] = []
-    for synchronous_only in (False, True) if not synchronous else (True,):
-        module = ir.parse(text)
-        rewriter = _Rewriter(module, synchronous_only)
-        for loop in list(_loops(module)):
-            rewriter.loop(loop)
-        out = module.print()
-        problems = check_releases(out)
-        if not problems:
-            return out, rewriter.report
-    raise HopperFixError("racy stage release left after the rewrite: " + "; ".join(problems))
+    module, report = fix_async_wgmma_release_in(ir.parse(text), synchronous)
+    return module.print(), report
 
 
 def fix_async_wgmma_release(text: str) -> str:
@@ -425,7 +440,12 @@ def check_releases(text: str) -> list[str]:
     Stage indices are compared symbolically: a loop-carried index in iteration k is the
     value yielded in iteration k - 1.
     """
-    module = ir.parse(text)
+    return check_releases_in(ir.parse(text))
+
+
+def check_releases_in(module: Module) -> list[str]:
+    """:func:`check_releases` on a parsed module (its ops as they are: attribute edits count,
+    spliced text does not)."""
     pairs, outer = _ring_pairs(module)
     problems = []
     for loop in _loops(module):

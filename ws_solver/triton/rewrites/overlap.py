@@ -176,16 +176,22 @@ def _sink_block(module: Module, block: Block, report: OverlapReport, keep_releas
         report.carried_releases += len(sink.carried)
 
 
-def sink_wgmma_waits_report(text: str, keep_releases: bool = False) -> tuple[str, OverlapReport]:
-    """:func:`sink_wgmma_waits` plus what it did."""
+def sink_wgmma_waits_in(module: Module, keep_releases: bool = False) -> OverlapReport:
+    """:func:`sink_wgmma_waits` on a parsed module, edited in place; what it did."""
     report = OverlapReport()
-    if WAIT not in text:
-        return text, report
-    module = ir.parse(text)
     blocks = [b for op in module.walk() for r in op.regions for b in r.blocks]
     for block in blocks:
         if any(is_async_dot(op) for op in block.ops):
             _sink_block(module, block, report, keep_releases)
+    return report
+
+
+def sink_wgmma_waits_report(text: str, keep_releases: bool = False) -> tuple[str, OverlapReport]:
+    """:func:`sink_wgmma_waits` plus what it did."""
+    if WAIT not in text:
+        return text, OverlapReport()
+    module = ir.parse(text)
+    report = sink_wgmma_waits_in(module, keep_releases)
     return module.print(), report
 
 

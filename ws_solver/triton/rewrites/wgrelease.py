@@ -36,7 +36,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...ir import Module, Op
 from .ptx import TID, declare_more, free_barrier_pair, loops, register_counts
+from .wgmma import ARRIVE
 
 WARP_GROUP_THREADS = 128
 _REG = r"%r\d+"
@@ -91,18 +93,23 @@ def _predicate(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-_TTGIR_ARRIVE = re.compile(r"ttng\.arrive_barrier\s+(%[\w#]+)")
-_TTGIR_INDEX = re.compile(r"^\s*(%[\w#]+) = ttg\.memdesc_index %\S+ : !ttg\.memdesc<(\d+)x1xi64")
+_BARRIER_RING = re.compile(r"memdesc<(\d+)x1xi64\b")
 
 
-def release_ring_depth(ttgir: str) -> int | None:
+def release_ring_depth(ttgir: Module) -> int | None:
     """The depth of the mbarrier rings a lowered module's ``arrive_barrier``s release (the
     stages), or None unless there are some and they all agree."""
-    depth_of = {
-        m.group(1): int(m.group(2)) for m in map(_TTGIR_INDEX.match, ttgir.splitlines()) if m
-    }
-    depths = {depth_of.get(name) for name in _TTGIR_ARRIVE.findall(ttgir)}
+    depths = {_released_ring_depth(op) for op in ttgir.walk() if op.name == ARRIVE}
     return depths.pop() if len(depths) == 1 and None not in depths else None
+
+
+def _released_ring_depth(arrive: Op) -> int | None:
+    """Depth of the ring an arrive's barrier is a ``memdesc_index`` of, None if it is not."""
+    index = arrive.operands[0].defining_op if arrive.operands else None
+    if index is None or index.name != "ttg.memdesc_index" or not index.operands:
+        return None
+    found = _BARRIER_RING.match(index.operands[0].type.text.removeprefix("!ttg."))
+    return int(found.group(1)) if found else None
 
 
 def has_two_warp_groups(default_warps: int) -> bool:
