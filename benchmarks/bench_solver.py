@@ -28,6 +28,7 @@ import ortools
 
 from benchmarks import archive
 from ws_solver import ir
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import solve
 from ws_solver.heuristic import partition
 from ws_solver.model.check import check_plan
@@ -79,7 +80,7 @@ def bench_loop(path: Path, graph, args) -> dict:
     hint = partition(graph, target)
     hint_cost = evaluate(hint, graph, target)
     results = [
-        solve(graph, target, hint=hint, time_limit=args.time_limit, workers=args.workers)
+        solve(graph, target, hint=hint, budget=SolverBudget(args.time_limit, workers=args.workers))
         for _ in range(args.runs)
     ]
     first = results[0]

@@ -69,11 +69,41 @@ def test_one_default_for_workers_everywhere() -> None:
 
     assert SolveOptions().workers == options.DEFAULT_WORKERS
     assert inspect.signature(wst.enable).parameters["workers"].default == options.DEFAULT_WORKERS
-    assert inspect.signature(solve).parameters["workers"].default == options.DEFAULT_WORKERS
+    assert inspect.signature(solve).parameters["budget"].default.workers == options.DEFAULT_WORKERS
     parser = build_parser()
     for command in ("partition", "compare", "explain", "explore", "demo", "tune"):
         args = parser.parse_args([command] if command in ("demo", "tune") else [command, "x"])
         assert args.workers == options.DEFAULT_WORKERS, command
+
+
+def test_one_default_time_limit_for_each_kind_of_run() -> None:
+    """One plan per loop: DEFAULT_TIME_LIMIT; many plans compared: SURVEY_TIME_LIMIT."""
+    import inspect
+
+    from ws_solver.cli import build_parser
+    from ws_solver.encode import solve
+    from ws_solver.encode.alternatives import alternatives
+    from ws_solver.pipeline.exploration import explore
+
+    def default(function, name: str):
+        return inspect.signature(function).parameters[name].default
+
+    assert SolveOptions().time_limit == options.DEFAULT_TIME_LIMIT
+    assert default(wst.enable, "time_limit") == options.DEFAULT_TIME_LIMIT
+    assert default(solve, "budget").time_limit == options.DEFAULT_TIME_LIMIT
+    assert default(alternatives, "budget").time_limit == options.SURVEY_TIME_LIMIT
+    assert default(explore, "time_limit") == options.SURVEY_TIME_LIMIT
+    parser = build_parser()
+    for command, limit in (
+        ("partition", options.DEFAULT_TIME_LIMIT),
+        ("explain", options.DEFAULT_TIME_LIMIT),
+        ("tune", options.DEFAULT_TIME_LIMIT),
+        ("compare", options.SURVEY_TIME_LIMIT),
+        ("explore", options.SURVEY_TIME_LIMIT),
+        ("demo", options.SURVEY_TIME_LIMIT),
+    ):
+        args = parser.parse_args([command] if command in ("demo", "tune") else [command, "x"])
+        assert args.time_limit == limit, command
 
 
 def test_limits_are_inclusive() -> None:

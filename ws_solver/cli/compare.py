@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends import Backend, TaskResult
+from ..core.options import SURVEY_TIME_LIMIT
 from ..core.strategy import Strategy
 from ..model import LoopGraph, Target, build_graph, target_for
 from ..pipeline.comparison import attach_stock, compare_document, compare_loop, failure_record
@@ -98,7 +99,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
-    add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
+    add_solver_arguments(
+        parser, time_limit=SURVEY_TIME_LIMIT, cache=False, clock_help=DETERMINISTIC_HELP
+    )
     add_triton_argument(parser)
     parser.add_argument(
         "--report",

@@ -81,7 +81,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_strategy_argument(parser)
     add_target_argument(parser)
     add_triton_argument(parser)
-    add_solver_arguments(parser, time_limit=10.0, cache=True)
+    add_solver_arguments(parser, cache=True)
     parser.add_argument(
         "-o",
         "--output",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
 import json
@@ -104,7 +103,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="use tuning choices already in the on-disk cache (default: tune afresh)",
     )
-    add_solver_arguments(parser, time_limit=10.0, cache=True)
+    add_solver_arguments(parser, cache=True)
     parser.add_argument("--compile-only", metavar="KERNEL:CONFIG", help=argparse.SUPPRESS)
     return parser
 
@@ -211,7 +210,7 @@ def tuner_for(module: ModuleType, args: argparse.Namespace) -> Any:
         timer=timer_from(None, args.warmup, args.rep),
         rounds=args.rounds,
         cache_results=args.reuse_choices,
-        enable_options=dataclasses.asdict(solve_options(args)),
+        enable_options={"solve": solve_options(args)},
     )
 
 

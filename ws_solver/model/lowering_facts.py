@@ -19,5 +19,7 @@ def lowering_facts(version: str) -> LoweringFacts:
     one line naming the supported versions, for any other."""
     row = find_release(version)
     if row is None:
-        raise ValueError(f"Triton {version}: no lowering rules for it (supported: {supported_names()})")
+        raise ValueError(
+            f"Triton {version}: no lowering rules for it (supported: {supported_names()})"
+        )
     return row
