@@ -163,3 +163,26 @@ def test_the_lp_runs_first_where_accumulators_live_in_registers() -> None:
         assert subsolvers_for(target)[0] == "max_lp" == subsolvers_for(target, refuting=True)[0]
     assert subsolvers_for(SM100)[-1] == "max_lp"
     assert "max_lp" not in subsolvers_for(SM100, refuting=True)
+
+
+def test_one_place_sets_cp_sat_parameters() -> None:
+    from ortools.sat.python import cp_model
+
+    from ws_solver.core.clock import Deadline
+    from ws_solver.encode.solve import SUBSOLVERS, solver_parameters
+
+    searching = cp_model.CpSolver()
+    budget = SolverBudget(3.0, workers=2, seed=5, deadline=Deadline.after(1.0))
+    solver_parameters(searching, budget)
+    params = searching.parameters
+    assert (params.num_workers, params.random_seed, params.max_deterministic_time) == (2, 5, 3.0)
+    assert params.interleave_search and list(params.subsolvers) == list(SUBSOLVERS)
+    assert 0 < params.max_time_in_seconds <= 1.0  # the budget's deadline, not 10 x 3 + 10
+    assert not params.catch_sigint_signal
+    plain = cp_model.CpSolver()
+    solver_parameters(plain, budget.limited(0.5), subsolvers=None)
+    assert plain.parameters.max_deterministic_time == 0.5 and not plain.parameters.interleave_search
+    assert not plain.parameters.subsolvers
+    fixed = cp_model.CpSolver()
+    solver_parameters(fixed, None)
+    assert fixed.parameters.num_workers == 1 and not fixed.parameters.catch_sigint_signal

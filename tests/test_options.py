@@ -56,6 +56,20 @@ def test_enable_rejects_unknown_options() -> None:
         wst.enable("heuristic", tim_limit=5)
 
 
+def test_enable_carries_a_solve_options_object_whole() -> None:
+    from ws_solver.triton.dropin.switch import solve_options
+
+    given = SolveOptions(time_limit=3, seed=7, cache=False)
+    loose = {"time_limit": options.DEFAULT_TIME_LIMIT, "workers": 1, "seed": 0, "cache": True}
+    assert solve_options(given, loose) is given  # not taken apart and rebuilt
+    assert solve_options(None, {**loose, "seed": 7}) == SolveOptions(seed=7)
+    with pytest.raises(TypeError, match="give solve= or seed, time_limit, not both"):
+        wst.enable("heuristic", 3.0, seed=5, solve=given)
+    with pytest.raises(TypeError, match="solve must be SolveOptions, not dict"):
+        wst.enable("heuristic", solve={"time_limit": 3})
+    assert not wst.is_enabled()
+
+
 def test_strategy_is_checked() -> None:
     with pytest.raises(ValueError, match="unknown strategy 'best'"):
         wst.enable("best")

@@ -64,7 +64,7 @@ EPILOG = f"""\
 examples:
   python -m ws_solver tune --out out/tune
   python -m ws_solver tune --kernels gemm_tma,attention_fwd --rounds 5 \\
-      --candidates none,heuristic,optimal,triton,explore:4,heuristic~s+1,heuristic~s-1
+      --candidates none,heuristic,optimal,triton,top:4,heuristic~s+1,heuristic~s-1
 
 {exit_status_epilog(EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL)}"""
 
@@ -83,7 +83,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--candidates",
         default=",".join(DEFAULT_CANDIDATES),
-        help="comma-separated candidate names (default: %(default)s)",
+        help="comma-separated candidate names; top:N is the model's N best plans, explore:0 "
+        ".. explore:N-1 (default: %(default)s)",
     )
     parser.add_argument("--rounds", type=positive_int, default=5, help="tuning rounds (5)")
     parser.add_argument(
