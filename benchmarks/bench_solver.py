@@ -28,7 +28,7 @@ import ortools
 
 from benchmarks import archive
 from ws_solver import ir
-from ws_solver.core.options import SolverBudget
+from ws_solver.core.options import DEFAULT_TIME_LIMIT, SolverBudget
 from ws_solver.encode import solve
 from ws_solver.heuristic import partition
 from ws_solver.model.check import check_plan
@@ -183,7 +183,7 @@ def markdown(meta: dict, summary: dict, rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
