@@ -396,14 +396,23 @@ def test_candidate_names_and_specs() -> None:
         "release_per_warp_group": True,
         "take_turns": False,
     }
-    names = [c.name for c in candidates.expand("heuristic, explore:3~s+1,none,heuristic")]
+    names = [c.name for c in candidates.expand("heuristic, top:3~s+1,none,heuristic")]
     assert names == ["heuristic", "explore:0~s+1", "explore:1~s+1", "explore:2~s+1", "none"]
     assert [c.name for c in candidates.expand(candidates.DEFAULT_CANDIDATES)][-1] == "explore:3"
+    # explore:K is the plan of rank K here too, as in enable() and the CLI
+    assert [c.name for c in candidates.expand("explore:0,explore:3~ov0")] == [
+        "explore:0",
+        "explore:3~ov0",
+    ]
     for bad, why in (
         ("bogus", "unknown strategy"),
         ("none~zz", "unknown knob"),
         ("none~s+", "unknown knob"),
-        ("explore:0", "N must be >= 1"),
+        ("top:0", "write top:N with N from 1 to 32"),
+        ("top:x", "write top:N with N from 1 to 32"),
+        ("top:3~zz", "unknown knob"),
+        ("explore:x", "write explore:K"),
+        ("explore:40", "K is at most 31"),
         ("", "no candidates"),
     ):
         with pytest.raises(ValueError, match=why):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import encode, solve
 from ws_solver.encode.decode import fit
 from ws_solver.encode.solve import fixed_plan_objective
@@ -123,7 +124,7 @@ def test_tcgen05_serial_stall_is_what_specializing_removes(version):
     assert table.tcgen05s and table.tcgen05_loads and not table.wgmmas
     single = single_partition_plan(graph, target)
     assert stalls(single, table)["tcgen05_serial_stall_cycles"]
-    result = solve(graph, target, time_limit=2, workers=1, seed=0)
+    result = solve(graph, target, budget=SolverBudget(2, workers=1, seed=0))
     assert result.plan.specialized
     assert not stalls(result.plan, table)["tcgen05_serial_stall_cycles"]
     cost, unspecialized = evaluate(result.plan, graph, target), evaluate(single, graph, target)

@@ -55,7 +55,14 @@ def test_without_a_checkout_tune_fails_with_one_line(tmp_path: Path) -> None:
 def test_bad_candidates_are_a_usage_error(capsys) -> None:
     assert main(["tune", "--candidates", "none,explore:x"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("ws-solver: --candidates: 'explore:x': unknown strategy")
+    # the strategy grammar's own message, as enable("explore:x") gives it
+    assert err.startswith("ws-solver: --candidates: 'explore:x': bad strategy 'explore:x': write")
+    assert err.count("\n") == 1
+    assert main(["tune", "--candidates", "top:0"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "ws-solver: --candidates: bad candidates 'top:0': write top:N with N from 1 to 32\n"
+    )
 
 
 def outcome(name: str, status: str, binary: str | None, ms=(), same_as=None, reason="") -> dict:

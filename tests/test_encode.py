@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ws_solver import ir
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import GROUPS, LIMIT_GROUPS, STEPS, EncodeOptions, SolveResult, encode, solve
 from ws_solver.encode.decode import fit
 from ws_solver.encode.solve import fixed_plan_objective
@@ -60,7 +61,7 @@ def solved(name: str, index: int) -> tuple[LoopGraph, Target, Plan, SolveResult]
     graph = graphs(name)[index]
     target = target_for(graph.target)
     hint = partition(graph, target)
-    return graph, target, hint, solve(graph, target, hint=hint, time_limit=TIME_LIMIT)
+    return graph, target, hint, solve(graph, target, hint=hint, budget=SolverBudget(TIME_LIMIT))
 
 
 def loop_id(case: tuple[str, int]) -> str:
@@ -120,7 +121,7 @@ def test_wgmma_reading_hoisted_shared_memory_stays_in_partition_0() -> None:
     graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[0]
     pinned = cost_table(graph, SM90).lowering.default_only
     assert pinned, "the QK wgmma reads Q, allocated before the loop"
-    plan = solve(graph, SM90, time_limit=TIME_LIMIT).plan
+    plan = solve(graph, SM90, budget=SolverBudget(TIME_LIMIT)).plan
     assert plan.specialized and all(plan.assignment[n] == (0,) for n in pinned)
 
 
@@ -128,7 +129,7 @@ def test_default_hint_is_the_heuristic() -> None:
     # A loop where CP-SAT beats the heuristic: attention on sm_100 (MMA and loads together).
     graph = graphs("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")[0]
     hint = partition(graph, SM100)
-    result = solve(graph, SM100, time_limit=TIME_LIMIT)
+    result = solve(graph, SM100, budget=SolverBudget(TIME_LIMIT))
     assert result.hint_objective == evaluate(hint, graph, SM100).objective
     assert result.objective < result.hint_objective
     assert result.note == ""
@@ -139,7 +140,7 @@ def test_out_of_time_before_a_plan_returns_the_hint_with_a_bound() -> None:
     # with the bound the search proved (0 here) rather than none, so its gap is defined.
     graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[0]
     hint = partition(graph, SM90)
-    result = solve(graph, SM90, hint=hint, time_limit=1e-6, workers=1)
+    result = solve(graph, SM90, hint=hint, budget=SolverBudget(1e-6, workers=1))
     assert result.status == "FEASIBLE" and "returning the hint" in result.note
     assert result.objective == result.hint_objective == evaluate(hint, graph, SM90).objective
     assert result.bound is not None and 0 <= result.bound <= result.objective
@@ -154,8 +155,8 @@ def test_out_of_time_before_a_plan_returns_the_hint_with_a_bound() -> None:
 def test_same_input_same_plan(name: str) -> None:
     graph = graphs(name)[-1]
     target = target_for(graph.target)
-    first = solve(graph, target, time_limit=TIME_LIMIT)
-    second = solve(graph, target, time_limit=TIME_LIMIT)
+    first = solve(graph, target, budget=SolverBudget(TIME_LIMIT))
+    second = solve(graph, target, budget=SolverBudget(TIME_LIMIT))
     assert first.plan.to_json() == second.plan.to_json()
     assert (first.objective, first.status) == (second.objective, second.status)
 
@@ -165,7 +166,7 @@ def test_short_limit_is_still_deterministic_and_valid(limit: float) -> None:
     """Stopped by the deterministic limit (before any solution, or with one that is not
     proven): the same plan twice, valid, never worse than the hint."""
     graph = graphs("gemm_persistent.t128x128x64_gelu_flat_w4_s4.sm100.ttgir")[0]
-    runs = [solve(graph, SM100, time_limit=limit) for _ in range(2)]
+    runs = [solve(graph, SM100, budget=SolverBudget(limit)) for _ in range(2)]
     assert runs[0].plan.to_json() == runs[1].plan.to_json()
     for run in runs:
         assert run.status in ("FEASIBLE", "OPTIMAL")
@@ -182,7 +183,7 @@ def test_short_limit_is_still_deterministic_and_valid(limit: float) -> None:
 def test_infeasible_shared_memory_is_reported() -> None:
     graph = graphs("gemm_tma.t128x128x64_w4_s4.sm90.ttgir")[0]
     tiny = dataclasses.replace(SM90, shared_memory_per_cta=1024)
-    result = solve(graph, tiny, time_limit=TIME_LIMIT)
+    result = solve(graph, tiny, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "INFEASIBLE"
     assert result.infeasible_groups == ["shared_memory"]
     assert result.objective is None
@@ -191,7 +192,7 @@ def test_infeasible_shared_memory_is_reported() -> None:
 def test_infeasible_tensor_memory_is_reported() -> None:
     graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir")[0]
     small = dataclasses.replace(SM100, tmem_columns=128)
-    result = solve(graph, small, time_limit=TIME_LIMIT)
+    result = solve(graph, small, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "INFEASIBLE"
     assert result.infeasible_groups == ["tensor_memory"]
 
@@ -200,7 +201,7 @@ def test_infeasible_warps_are_reported() -> None:
     """A wgmma needs a warp group, a one-warp-group CTA of 1-2 warp partitions cannot."""
     graph = graphs("gemm_tma.t128x128x64_w4_s4.sm90.ttgir")[0]
     narrow = dataclasses.replace(SM90, allowed_partition_warps=(1, 2), max_warps_per_cta=4)
-    result = solve(dataclasses.replace(graph, num_warps=2), narrow, time_limit=TIME_LIMIT)
+    result = solve(dataclasses.replace(graph, num_warps=2), narrow, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "INFEASIBLE"
     assert result.infeasible_groups == ["min_warps"]
 
@@ -208,7 +209,7 @@ def test_infeasible_warps_are_reported() -> None:
 def test_one_partition_target_gives_the_unspecialized_plan() -> None:
     graph = graphs("attention_fwd.d64_m128n64_w4_s3.sm90.ttgir")[0]
     single = dataclasses.replace(SM90, max_partitions=1)
-    result = solve(graph, single, time_limit=TIME_LIMIT)
+    result = solve(graph, single, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "OPTIMAL"
     assert not result.plan.specialized
     assert check_plan(result.plan, graph, single) == []
@@ -220,7 +221,7 @@ def test_unspecialized_plan_has_the_kernel_warps() -> None:
     graph = graphs("attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[0]
     assert graph.num_warps == 8
     single = dataclasses.replace(SM90, max_partitions=1)
-    result = solve(graph, single, time_limit=TIME_LIMIT)
+    result = solve(graph, single, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "OPTIMAL" and not result.plan.specialized
     (part,) = result.plan.partitions
     assert part.warps == 8
@@ -339,7 +340,7 @@ def test_staged_bytes_of_an_allocation_count_per_value() -> None:
         fixed_plan_objective(enc, fit(enc, plan))
         == evaluate(fit(enc, plan), graph, SM100).objective
     )
-    result = solve(graph, SM100, hint=plan, time_limit=TIME_LIMIT)
+    result = solve(graph, SM100, hint=plan, budget=SolverBudget(TIME_LIMIT))
     assert result.status == "OPTIMAL" and result.objective <= cost.objective
     assert evaluate(result.plan, graph, SM100).objective == result.objective
 
@@ -580,7 +581,7 @@ def _depth_candidates(table, needed) -> list[tuple[int, ...]]:
 def test_optimal_matches_brute_force(case: tuple[LoopGraph, Target]) -> None:
     graph, target = case
     hint = single_partition_plan(graph, target)
-    result = solve(graph, target, hint=hint, time_limit=TIME_LIMIT)
+    result = solve(graph, target, hint=hint, budget=SolverBudget(TIME_LIMIT))
     expected, with_channels = brute_force(graph, target)
     if expected is None:
         assert result.status == "INFEASIBLE"

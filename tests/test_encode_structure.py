@@ -14,12 +14,12 @@ import pytest
 from ortools.sat.python import cp_model
 
 from ws_solver import ir
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import EncodeOptions, encode, solve
 from ws_solver.encode.constraints import shared_groups, symmetry_order
 from ws_solver.encode.decode import fit
 from ws_solver.encode.objective import ii_floor, ii_lower_bound
 from ws_solver.encode.solve import (
-    NO_DEADLINE,
     add_hint,
     fixed_plan_objective,
     least_ii,
@@ -51,7 +51,7 @@ def graph(name: str) -> LoopGraph:
 
 def _objective(name: str, options: EncodeOptions) -> tuple[str, int | None]:
     g = graph(name)
-    result = solve(g, target_for(g.target), time_limit=20.0, workers=1, options=options)
+    result = solve(g, target_for(g.target), options=options, budget=SolverBudget(20.0, workers=1))
     return result.status, result.objective
 
 
@@ -91,16 +91,18 @@ def test_ii_floor_counts_the_occupancy_a_split_gives_up(name: str) -> None:
     lost = enc.table.params.lost_occupancy_cycles if enc.table.single_ctas > 1 else 0
     assert ii_floor(enc) == min(single, ii_lower_bound(enc) + lost)
     assert enc.ii.proto.domain[0] == ii_floor(enc)
-    assert ii_floor(enc) <= solve(g, target, time_limit=20.0, workers=1).ii
+    assert ii_floor(enc) <= solve(g, target, budget=SolverBudget(20.0, workers=1)).ii
 
 
 def test_refuting_below_the_least_ii_proves_it() -> None:
     """No plan has an II below the optimum's; one has it (the question is feasibility)."""
     g = graph("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")
-    least = solve(g, SM100, time_limit=20.0, workers=1).ii
-    below, _ = refute_ii(proof_encoding(encode(g, SM100)), least, 20.0, 1, 0, NO_DEADLINE)
+    least = solve(g, SM100, budget=SolverBudget(20.0, workers=1)).ii
+    below, _ = refute_ii(proof_encoding(encode(g, SM100)), least, SolverBudget(20.0, workers=1))
     assert below == cp_model.INFEASIBLE
-    at, solver = refute_ii(proof_encoding(encode(g, SM100)), least + 1, 20.0, 1, 0, NO_DEADLINE)
+    at, solver = refute_ii(
+        proof_encoding(encode(g, SM100)), least + 1, SolverBudget(20.0, workers=1)
+    )
     assert at == cp_model.OPTIMAL and solver.value(encode(g, SM100).ii) == least
 
 
@@ -109,7 +111,7 @@ def test_least_ii_refutes_when_the_optimizing_search_stops_short(monkeypatch) ->
     refutation (on one proof model, built once) finds better plans, each minimized from,
     until one refutes."""
     g = graph("attention_fwd.d64_m128n64_w4_s3.sm100.ttgir")
-    least = solve(g, SM100, time_limit=20.0, workers=1).ii
+    least = solve(g, SM100, budget=SolverBudget(20.0, workers=1)).ii
     monkeypatch.setattr(solve_module, "OPTIMIZE_SHARE", 0.01)  # 0.2 s: the hint, no proof
     enc = encode(g, SM100)
     add_hint(enc, partition(g, SM100))
@@ -119,7 +121,7 @@ def test_least_ii_refutes_when_the_optimizing_search_stops_short(monkeypatch) ->
         built.append(proof_encoding(enc))
         return built[-1]
 
-    found = least_ii(enc, 20.0, 1, 0, NO_DEADLINE, prover)
+    found = least_ii(enc, SolverBudget(20.0, workers=1), prover)
     assert found.status == "OPTIMAL" and found.bound == least
     assert int(found.best.value(enc.ii)) == least and len(built) == 1
 
@@ -161,3 +163,26 @@ def test_the_lp_runs_first_where_accumulators_live_in_registers() -> None:
         assert subsolvers_for(target)[0] == "max_lp" == subsolvers_for(target, refuting=True)[0]
     assert subsolvers_for(SM100)[-1] == "max_lp"
     assert "max_lp" not in subsolvers_for(SM100, refuting=True)
+
+
+def test_one_place_sets_cp_sat_parameters() -> None:
+    from ortools.sat.python import cp_model
+
+    from ws_solver.core.clock import Deadline
+    from ws_solver.encode.solve import SUBSOLVERS, solver_parameters
+
+    searching = cp_model.CpSolver()
+    budget = SolverBudget(3.0, workers=2, seed=5, deadline=Deadline.after(1.0))
+    solver_parameters(searching, budget)
+    params = searching.parameters
+    assert (params.num_workers, params.random_seed, params.max_deterministic_time) == (2, 5, 3.0)
+    assert params.interleave_search and list(params.subsolvers) == list(SUBSOLVERS)
+    assert 0 < params.max_time_in_seconds <= 1.0  # the budget's deadline, not 10 x 3 + 10
+    assert not params.catch_sigint_signal
+    plain = cp_model.CpSolver()
+    solver_parameters(plain, budget.limited(0.5), subsolvers=None)
+    assert plain.parameters.max_deterministic_time == 0.5 and not plain.parameters.interleave_search
+    assert not plain.parameters.subsolvers
+    fixed = cp_model.CpSolver()
+    solver_parameters(fixed, None)
+    assert fixed.parameters.num_workers == 1 and not fixed.parameters.catch_sigint_signal

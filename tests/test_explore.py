@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.core.options import SolverBudget
 from ws_solver.core.strategy import explore_rank, parse_strategy
 from ws_solver.encode import encode, solve
 from ws_solver.encode.alternatives import alternatives, signature
@@ -38,13 +39,13 @@ def first_loop(path: Path):
 def gemm_alternatives():
     graph, target = first_loop(GEMM)
     heuristic, _ = decide(graph, target)
-    return graph, target, alternatives(graph, target, 5, hint=heuristic, time_limit=2.0)
+    return graph, target, alternatives(graph, target, 5, hint=heuristic, budget=SolverBudget(2.0))
 
 
 def test_rank_zero_is_the_optimum(gemm_alternatives) -> None:
     graph, target, alts = gemm_alternatives
     heuristic, _ = decide(graph, target)
-    best = solve(graph, target, hint=heuristic, time_limit=2.0, workers=1)
+    best = solve(graph, target, hint=heuristic, budget=SolverBudget(2.0, workers=1))
     assert alts[0].objective == best.objective
     assert alts[0].plan.assignment == best.plan.assignment
 
@@ -68,13 +69,13 @@ def test_alternatives_are_valid_distinct_and_best_first(gemm_alternatives) -> No
 def test_alternatives_are_deterministic(gemm_alternatives) -> None:
     graph, target, alts = gemm_alternatives
     heuristic, _ = decide(graph, target)
-    again = alternatives(graph, target, 5, hint=heuristic, time_limit=2.0)
+    again = alternatives(graph, target, 5, hint=heuristic, budget=SolverBudget(2.0))
     assert [a.plan.to_json() for a in again] == [a.plan.to_json() for a in alts]
 
 
 def test_a_loop_with_few_plans_ends_early() -> None:
     graph, target = first_loop(GEMM)
-    alts = alternatives(graph, target, 500, time_limit=2.0)
+    alts = alternatives(graph, target, 500, budget=SolverBudget(2.0))
     assert 5 < len(alts) < 500  # the model has finitely many distinct placements
     assert len({a.signature for a in alts}) == len(alts)
 

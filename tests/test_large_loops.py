@@ -11,6 +11,7 @@ import pytest
 
 from ws_solver import ir
 from ws_solver.core.clock import Deadline, OutOfTime
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import encode, solve
 from ws_solver.model.cost import evaluate
 from ws_solver.model.cost_params import PARAMS
@@ -67,7 +68,7 @@ def test_a_modeled_ii_beyond_53_bits_is_planned(huge_ii, strategy, tmp_path, mon
 
 def test_the_solver_s_objective_and_bound_stay_exact(huge_ii) -> None:
     _, graph, target = huge_ii
-    result = solve(graph, target, time_limit=20, workers=1)
+    result = solve(graph, target, budget=SolverBudget(20, workers=1))
     cost = evaluate(result.plan, graph, target)
     assert cost.ii >= INEXACT_II
     assert result.objective == cost.objective
@@ -80,7 +81,7 @@ def test_the_solver_s_objective_and_bound_stay_exact(huge_ii) -> None:
 def test_a_loop_too_large_for_an_exact_solve_gets_the_heuristic_s_plan(monkeypatch) -> None:
     graph, target = graph_of(GEMM.read_text())
     monkeypatch.setattr(solve_mod, "EXACT_NODE_LIMIT", len(graph.nodes) - 1)
-    result = solve(graph, target, time_limit=5, workers=1)
+    result = solve(graph, target, budget=SolverBudget(5, workers=1))
     assert result.status == "FEASIBLE" and result.stopped_by == solve_mod.LOOP_SIZE
     assert "too large for an exact solve" in result.note
     assert result.deterministic_time == 0.0  # no search ran
@@ -100,7 +101,7 @@ def test_building_the_model_stops_at_the_deadline() -> None:
     graph, target = graph_of(GEMM.read_text())
     with pytest.raises(OutOfTime):
         encode(graph, target, deadline=Deadline.after(-1.0))
-    result = solve(graph, target, time_limit=5, workers=1, deadline=Deadline.after(-1.0))
+    result = solve(graph, target, budget=SolverBudget(5, workers=1, deadline=Deadline.after(-1.0)))
     assert result.stopped_by == "wall clock" and result.deterministic_time == 0.0
     assert result.status == "FEASIBLE"
     assert "not built by the deadline" in result.note

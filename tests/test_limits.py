@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model
 
 from ws_solver import ir
 from ws_solver.core.clock import Deadline, OutOfTime
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import encode, solve
 from ws_solver.heuristic import decide
 from ws_solver.model.check import check_plan
@@ -134,10 +135,10 @@ def test_solve_stops_at_its_deadline() -> None:
     (graph,) = graphs(ATTENTION)
     target = target_for(graph.target)
     hint = decide(graph, target)[0]
-    result = solve(graph, target, hint=hint, time_limit=100.0, deadline=PAST)
+    result = solve(graph, target, hint=hint, budget=SolverBudget(100.0, deadline=PAST))
     assert (result.status, result.stopped_by) == ("FEASIBLE", "wall clock")
     assert result.plan == hint and result.wall_s < 10.0
-    unbounded = solve(graph, target, hint=hint, time_limit=5.0)
+    unbounded = solve(graph, target, hint=hint, budget=SolverBudget(5.0))
     assert (unbounded.status, unbounded.stopped_by) == ("OPTIMAL", "")
 
 

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 from test_lowering_rules import graphs, pair_index, pair_plans, plan_of
 
+from ws_solver.core.options import SolverBudget
 from ws_solver.encode import encode, solve
 from ws_solver.encode.constraints import NO_FREE_PARTITION, first_free_partition, symmetry_order
 from ws_solver.encode.decode import fit
@@ -179,7 +180,7 @@ def test_symmetry_keeps_the_mma_before_its_if() -> None:
     other = replace(rules.tmem_ifs[0], mma=mma + 1)  # a second MMA: no numbering is free
     two = replace(rules, tmem_ifs=(*rules.tmem_ifs, other))
     assert first_free_partition(SimpleNamespace(lowering=two)) == NO_FREE_PARTITION
-    result = solve(graph, target, time_limit=TIME_LIMIT)
+    result = solve(graph, target, budget=SolverBudget(TIME_LIMIT))
     assert lowering_violations(graph, result.plan, target) == []
     assert fit(enc, result.plan).assignment == result.plan.assignment
 
@@ -197,7 +198,7 @@ def test_flat_persistent_gemm_on_39() -> None:
         plan, reason = decide(graph, target, force=force)
         assert not plan.specialized
         assert reason.startswith("not specialized: Triton 3.9 lowering rule R4")
-    result = solve(graph, target, hint=plan36, time_limit=TIME_LIMIT)
+    result = solve(graph, target, hint=plan36, budget=SolverBudget(TIME_LIMIT))
     assert result.plan.specialized and lowering_violations(graph, result.plan, target) == []
 
 
@@ -219,7 +220,7 @@ def test_plans_for_39_break_no_39_rule(name: str) -> None:
         for force in (False, True):
             plan, reason = decide(graph, target, force=force)
             assert lowering_violations(graph, plan, target) == [], (force, reason)
-        result = solve(graph, target, time_limit=TIME_LIMIT)
+        result = solve(graph, target, budget=SolverBudget(TIME_LIMIT))
         assert result.plan is not None
         assert lowering_violations(graph, result.plan, target) == [], result.note
 

@@ -56,6 +56,20 @@ def test_enable_rejects_unknown_options() -> None:
         wst.enable("heuristic", tim_limit=5)
 
 
+def test_enable_carries_a_solve_options_object_whole() -> None:
+    from ws_solver.triton.dropin.switch import solve_options
+
+    given = SolveOptions(time_limit=3, seed=7, cache=False)
+    loose = {"time_limit": options.DEFAULT_TIME_LIMIT, "workers": 1, "seed": 0, "cache": True}
+    assert solve_options(given, loose) is given  # not taken apart and rebuilt
+    assert solve_options(None, {**loose, "seed": 7}) == SolveOptions(seed=7)
+    with pytest.raises(TypeError, match="give solve= or seed, time_limit, not both"):
+        wst.enable("heuristic", 3.0, seed=5, solve=given)
+    with pytest.raises(TypeError, match="solve must be SolveOptions, not dict"):
+        wst.enable("heuristic", solve={"time_limit": 3})
+    assert not wst.is_enabled()
+
+
 def test_strategy_is_checked() -> None:
     with pytest.raises(ValueError, match="unknown strategy 'best'"):
         wst.enable("best")
@@ -69,11 +83,41 @@ def test_one_default_for_workers_everywhere() -> None:
 
     assert SolveOptions().workers == options.DEFAULT_WORKERS
     assert inspect.signature(wst.enable).parameters["workers"].default == options.DEFAULT_WORKERS
-    assert inspect.signature(solve).parameters["workers"].default == options.DEFAULT_WORKERS
+    assert inspect.signature(solve).parameters["budget"].default.workers == options.DEFAULT_WORKERS
     parser = build_parser()
     for command in ("partition", "compare", "explain", "explore", "demo", "tune"):
         args = parser.parse_args([command] if command in ("demo", "tune") else [command, "x"])
         assert args.workers == options.DEFAULT_WORKERS, command
+
+
+def test_one_default_time_limit_for_each_kind_of_run() -> None:
+    """One plan per loop: DEFAULT_TIME_LIMIT; many plans compared: SURVEY_TIME_LIMIT."""
+    import inspect
+
+    from ws_solver.cli import build_parser
+    from ws_solver.encode import solve
+    from ws_solver.encode.alternatives import alternatives
+    from ws_solver.pipeline.exploration import explore
+
+    def default(function, name: str):
+        return inspect.signature(function).parameters[name].default
+
+    assert SolveOptions().time_limit == options.DEFAULT_TIME_LIMIT
+    assert default(wst.enable, "time_limit") == options.DEFAULT_TIME_LIMIT
+    assert default(solve, "budget").time_limit == options.DEFAULT_TIME_LIMIT
+    assert default(alternatives, "budget").time_limit == options.SURVEY_TIME_LIMIT
+    assert default(explore, "time_limit") == options.SURVEY_TIME_LIMIT
+    parser = build_parser()
+    for command, limit in (
+        ("partition", options.DEFAULT_TIME_LIMIT),
+        ("explain", options.DEFAULT_TIME_LIMIT),
+        ("tune", options.DEFAULT_TIME_LIMIT),
+        ("compare", options.SURVEY_TIME_LIMIT),
+        ("explore", options.SURVEY_TIME_LIMIT),
+        ("demo", options.SURVEY_TIME_LIMIT),
+    ):
+        args = parser.parse_args([command] if command in ("demo", "tune") else [command, "x"])
+        assert args.time_limit == limit, command
 
 
 def test_limits_are_inclusive() -> None:

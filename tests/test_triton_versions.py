@@ -52,9 +52,32 @@ def test_stages_hook_installs_and_answers_the_cache_key() -> None:
 def test_enable_refuses_an_unsupported_triton(monkeypatch) -> None:
     import ws_solver.triton as wst
 
+    versions.installed.cache_clear()  # resolved once per process: forget the real one
     monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__="3.7.0"))
-    with pytest.raises(wst.UnsupportedTritonVersion, match="supported: 3.6.0, 3.9.0"):
-        wst.enable("heuristic")
+    try:
+        with pytest.raises(wst.UnsupportedTritonVersion, match="supported: 3.6.0, 3.9.0"):
+            wst.enable("heuristic")
+    finally:
+        versions.installed.cache_clear()
+
+
+def test_the_installed_version_is_resolved_once(monkeypatch) -> None:
+    versions.installed.cache_clear()
+    monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__="3.9.0+git1"))
+    try:
+        first = versions.installed()
+        monkeypatch.setitem(sys.modules, "triton", types.SimpleNamespace(__version__="3.6.0"))
+        assert versions.installed() is first and first.name == "3.9.0"
+    finally:
+        versions.installed.cache_clear()
+
+
+def test_model_and_drop_in_read_one_table() -> None:
+    from ws_solver.model.lowering_facts import LOWERING, lowering_facts
+
+    assert LOWERING is versions.SUPPORTED
+    for name in versions.SUPPORTED:
+        assert lowering_facts(name) is versions.lookup(name)
 
 
 def test_cli_exits_2_with_one_line(monkeypatch, capsys) -> None:

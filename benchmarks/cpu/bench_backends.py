@@ -30,6 +30,7 @@ import benchmarks
 import ws_solver
 from benchmarks.common import archive
 from ws_solver.backends import open_backend
+from ws_solver.core.options import SURVEY_TIME_LIMIT
 from ws_solver.pipeline.comparison import deterministic_part
 from ws_solver.report import compare as cmp
 from ws_solver.triton.toolchain.versions import planning_version
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--time-limit", type=float, default=2.0)
+    parser.add_argument("--time-limit", type=float, default=SURVEY_TIME_LIMIT)
     parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "ttgir")
     parser.add_argument("--noop-tasks", type=int, default=200)
     parser.add_argument("--backends", default="local,ray")

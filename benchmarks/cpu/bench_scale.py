@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ws_solver.core.options import DEFAULT_TIME_LIMIT
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "attention_unrolled"
 
@@ -310,7 +312,7 @@ def machine() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=3, help="heuristic runs per loop")
     parser.add_argument(

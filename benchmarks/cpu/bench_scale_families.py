@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ws_solver.core.options import DEFAULT_TIME_LIMIT
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # (family, target, unroll): 30-155 ops on sm_100, 76-1,088 on sm_90, where the loop fits
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("folder", type=Path)
     r.add_argument("out", type=Path)
     r.add_argument("--seeds", type=int, default=3)
-    r.add_argument("--limit", type=float, default=10.0)
+    r.add_argument("--limit", type=float, default=DEFAULT_TIME_LIMIT)
     r.add_argument("--reference", type=float, default=60.0)
     r.add_argument("--only")
     m = sub.add_parser("measure")

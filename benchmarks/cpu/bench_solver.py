@@ -28,6 +28,7 @@ import ortools
 
 from benchmarks.common import archive
 from ws_solver import ir
+from ws_solver.core.options import DEFAULT_TIME_LIMIT, SolverBudget
 from ws_solver.encode import solve
 from ws_solver.heuristic import partition
 from ws_solver.model.check import check_plan
@@ -79,7 +80,7 @@ def bench_loop(path: Path, graph, args) -> dict:
     hint = partition(graph, target)
     hint_cost = evaluate(hint, graph, target)
     results = [
-        solve(graph, target, hint=hint, time_limit=args.time_limit, workers=args.workers)
+        solve(graph, target, hint=hint, budget=SolverBudget(args.time_limit, workers=args.workers))
         for _ in range(args.runs)
     ]
     first = results[0]
@@ -182,7 +183,7 @@ def markdown(meta: dict, summary: dict, rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(

@@ -46,6 +46,7 @@ from pathlib import Path
 from benchmarks.cpu.pair_mapping import ResolvedPair, resolve
 from corpus import ttgir_dir
 from ws_solver import ir
+from ws_solver.core.options import DEFAULT_TIME_LIMIT
 from ws_solver.ir.annotate import annotate_loop, clear_loop
 from ws_solver.model.annotation import loop_annotation
 from ws_solver.model.dfg import build_graph, ws_loops
@@ -459,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--print-moves", action="store_true", help="one row per perturbation")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per lowering")
     ap.add_argument("--jobs", type=int, default=2, help="lowerings at a time")
-    ap.add_argument("--time-limit", type=float, default=10.0, help="CP-SAT seconds per loop")
+    ap.add_argument(
+        "--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="CP-SAT seconds per loop"
+    )
     ap.add_argument("--json", help="write every probe's details here")
     ap.add_argument("--cache", help="keep verdicts in this folder (resume a long run)")
     args = ap.parse_args(argv)

@@ -187,13 +187,13 @@ DETERMINISTIC_HELP = (
 def add_solver_arguments(
     parser: argparse.ArgumentParser,
     *,
-    time_limit: float,
     cache: bool,
+    time_limit: float = options.DEFAULT_TIME_LIMIT,
     clock_help: str = WALL_CLOCK_HELP,
 ) -> None:
     """--time-limit, --workers, --seed (checked by ``ws_solver.core.options``) and the plan-cache
-    switch."""
-    workers = options.DEFAULT_WORKERS
+    switch; `time_limit`: DEFAULT_TIME_LIMIT, or SURVEY_TIME_LIMIT where many plans are made."""
+    workers, seed = options.DEFAULT_WORKERS, options.DEFAULT_SEED
     parser.add_argument(
         "--time-limit",
         type=argument_type(options.parse_time_limit, "time limit"),
@@ -212,9 +212,9 @@ def add_solver_arguments(
     parser.add_argument(
         "--seed",
         type=argument_type(options.parse_seed, "seed"),
-        default=0,
+        default=seed,
         metavar="K",
-        help=f"solver seed, 0 to {options.MAX_SEED} (default: 0)",
+        help=f"solver seed, 0 to {options.MAX_SEED} (default: {seed})",
     )
     if cache:
         parser.add_argument(

@@ -8,6 +8,7 @@ import functools
 import sys
 from pathlib import Path
 
+from ..core.options import SURVEY_TIME_LIMIT
 from ..pipeline.comparing import CompareResult, collect_files, compare_on
 from ..report import compare as cmp
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args, shipped
@@ -82,7 +83,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = add_command(subparsers, "compare", HELP, DESCRIPTION, EPILOG)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="TTGIR files or folders")
     add_backend_arguments(parser, "loops")
-    add_solver_arguments(parser, time_limit=2.0, cache=False, clock_help=DETERMINISTIC_HELP)
+    add_solver_arguments(
+        parser, time_limit=SURVEY_TIME_LIMIT, cache=False, clock_help=DETERMINISTIC_HELP
+    )
     add_triton_argument(parser)
     parser.add_argument(
         "--report",

@@ -10,6 +10,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from ..core.options import SURVEY_TIME_LIMIT
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
 from .common import (
@@ -31,7 +32,7 @@ from .compare import run_compare
 DEFAULT_OUT = "out/demo"
 # 46 loops at 2 deterministic seconds each, over 2 processes, finish in well under a minute
 # on 2 cores (most loops are proven optimal long before the limit).
-DEFAULT_TIME_LIMIT = 2.0
+DEFAULT_TIME_LIMIT = SURVEY_TIME_LIMIT
 DEFAULT_JOBS = max(1, min(8, os.cpu_count() or 1))
 FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
 

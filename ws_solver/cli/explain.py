@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..core.options import DEFAULT_TIME_LIMIT
 from ..model.cost import evaluate
 from ..report import explain as ex
 from .common import (
@@ -58,7 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help="the N-th warp-specialized loop (0-based; default: all for text/DOT, 0 for images)",
     )
-    add_planning_arguments(parser, time_limit=10.0, cache=True)
+    add_planning_arguments(parser, time_limit=DEFAULT_TIME_LIMIT, cache=True)
     parser.add_argument(
         "-o",
         "--output",

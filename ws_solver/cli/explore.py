@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..core.options import SURVEY_TIME_LIMIT
 from ..core.strategy import MAX_PLANS
 from ..pipeline.exploration import LoopFailed, annotate_rank, document, explore_module
 from .backend_options import BACKEND_HELP, add_backend_arguments, backend_from_args, shipped
@@ -77,7 +78,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     add_planning_arguments(
         parser,
-        time_limit=2.0,
+        time_limit=SURVEY_TIME_LIMIT,
         cache=False,
         strategy=False,
         clock_help="CP-SAT's deterministic time per plan found (the same on every machine)",

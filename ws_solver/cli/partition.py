@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.options import DEFAULT_TIME_LIMIT
 from ..model import build_graph
 from ..pipeline.partition import LoopError, partition_module
 from ..report.partition import partition_document, summary_line, to_json
@@ -57,7 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="OUT.ttgir",
         help="write the annotated TTGIR to OUT (atomically) instead of stdout",
     )
-    add_planning_arguments(parser, time_limit=10.0, cache=True)
+    add_planning_arguments(parser, time_limit=DEFAULT_TIME_LIMIT, cache=True)
     parser.add_argument("--json", metavar="R.json", help="write the per-loop JSON report to R")
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no per-loop summary lines on stderr"

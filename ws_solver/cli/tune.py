@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
 import json
@@ -66,7 +65,7 @@ EPILOG = f"""\
 examples:
   python -m ws_solver tune --out out/tune
   python -m ws_solver tune --kernels gemm_tma,attention_fwd --rounds 5 \\
-      --candidates none,heuristic,optimal,triton,explore:4,heuristic~s+1,heuristic~s-1
+      --candidates none,heuristic,optimal,triton,top:4,heuristic~s+1,heuristic~s-1
 
 {CORPUS_EXIT_HELP}"""
 
@@ -79,7 +78,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--candidates",
         default=",".join(DEFAULT_CANDIDATES),
-        help="comma-separated candidate names (default: %(default)s)",
+        help="comma-separated candidate names; top:N is the model's N best plans, explore:0 "
+        ".. explore:N-1 (default: %(default)s)",
     )
     parser.add_argument("--rounds", type=positive_int, default=5, help="tuning rounds (5)")
     parser.add_argument(
@@ -99,7 +99,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="use tuning choices already in the on-disk cache (default: tune afresh)",
     )
-    add_solver_arguments(parser, time_limit=10.0, cache=True)
+    add_solver_arguments(parser, cache=True)
     parser.add_argument("--compile-only", metavar="KERNEL:CONFIG", help=argparse.SUPPRESS)
     return parser
 
@@ -206,7 +206,7 @@ def tuner_for(module: ModuleType, args: argparse.Namespace) -> Any:
         timer=timer_from(None, args.warmup, args.rep),
         rounds=args.rounds,
         cache_results=args.reuse_choices,
-        enable_options=dataclasses.asdict(solve_options(args)),
+        enable_options={"solve": solve_options(args)},
     )
 
 

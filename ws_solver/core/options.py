@@ -1,6 +1,8 @@
-"""The solver options every entry point takes (--time-limit, --workers, --seed; ``enable()``),
-checked in one place: a bad value is a one-line ``ValueError`` where it enters, never a
-failure deep inside OR-Tools or a silent fallback later.
+"""The solver options every entry point takes (--time-limit, --workers, --seed; ``enable()``,
+``autotune``, the benchmarks): their defaults, one named constant each; their checks, a bad
+value a one-line ``ValueError`` where it enters, never a failure deep inside OR-Tools or a
+silent fallback later; `SolveOptions`, the one object each entry point builds and carries
+whole; and `SolverBudget`, what of it reaches CP-SAT.
 
 One default for solver workers everywhere: ``DEFAULT_WORKERS``. CP-SAT's search is
 interleaved and its time limit deterministic, so a plan depends on the worker count but not
@@ -11,10 +13,82 @@ plan for the same loop, also when the time limit binds.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
+from .clock import NO_DEADLINE, Deadline
+
+# Seconds per loop where one plan is wanted: partition, explain, tune, enable(), solve().
+DEFAULT_TIME_LIMIT = 10.0
+# Seconds per loop (per solve) where many are planned to be compared: compare, explore, demo.
+SURVEY_TIME_LIMIT = 2.0
 DEFAULT_WORKERS = 1
+DEFAULT_SEED = 0
 MAX_WORKERS = 256  # CP-SAT threads per solve; more is a typo, not a machine
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer
+# `optimal` departs from the heuristic's plan only for a larger modeled gain: the 90th
+# percentile of |measured - modeled| relative time difference on the plan sweep (the
+# evidence is in model/decision.py's docstring).
+DEPARTURE_MARGIN = 0.0664
+
+
+@dataclass(frozen=True)
+class SolverBudget:
+    """What one CP-SAT search may spend and how it repeats: `time_limit` deterministic
+    seconds, by `deadline` on the wall clock (the one clock every limit derives from), with
+    `workers` threads and `seed`. Built from checked `SolveOptions`, so not checked again."""
+
+    time_limit: float = DEFAULT_TIME_LIMIT
+    workers: int = DEFAULT_WORKERS
+    seed: int = DEFAULT_SEED
+    deadline: Deadline = NO_DEADLINE
+
+    def limited(self, time_limit: float) -> SolverBudget:
+        """The same budget with `time_limit` deterministic seconds (a phase's share)."""
+        return replace(self, time_limit=time_limit)
+
+
+DEFAULT_BUDGET = SolverBudget()  # solve()'s
+SURVEY_BUDGET = SolverBudget(SURVEY_TIME_LIMIT)  # alternatives()' (per round)
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """How each loop is planned: built once at an entry point, checked here, carried whole."""
+
+    # Seconds for one loop: the wall-clock time of the whole strategy (heuristic, encoding,
+    # search), and CP-SAT's deterministic time, whichever runs out first.
+    time_limit: float = DEFAULT_TIME_LIMIT
+    workers: int = DEFAULT_WORKERS
+    seed: int = DEFAULT_SEED
+    cache: bool = True  # reuse/store plans in ws_solver.pipeline.plancache (not part of the key)
+    # Optimal only: depart from the heuristic's plan only for a larger modeled gain
+    # (model/decision.py); None: always the modeled optimum (what `compare` shows).
+    margin: float | None = DEPARTURE_MARGIN
+    # Heuristic only: specialize whenever a valid plan exists, even when the cost model says
+    # one partition is as fast (for measuring what specialization does; see decide()).
+    force: bool = False
+    # False: the time limit bounds CP-SAT's deterministic time only, so that a run repeats
+    # exactly whatever the machine's load (compare and demo); the wall clock is unbounded.
+    wall_clock: bool = True
+
+    def __post_init__(self) -> None:
+        """Bad values fail here, one line (ValueError), not inside OR-Tools later."""
+        object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
+        check_workers(self.workers)
+        check_seed(self.seed)
+        check_flag(self.cache, "cache")
+        check_flag(self.force, "force")
+        check_flag(self.wall_clock, "wall_clock")
+        object.__setattr__(self, "margin", check_margin(self.margin))
+
+    def deadline(self) -> Deadline:
+        """The wall-clock deadline of one loop's strategy, from now (none without
+        `wall_clock`)."""
+        return Deadline.after(self.time_limit if self.wall_clock else None)
+
+    def budget(self, deadline: Deadline = NO_DEADLINE) -> SolverBudget:
+        """The CP-SAT budget of one loop, stopping at `deadline` too."""
+        return SolverBudget(self.time_limit, self.workers, self.seed, deadline)
 
 
 def check_time_limit(value: object, name: str = "time_limit") -> float:

@@ -3,8 +3,10 @@
 `Strategy` is a string enum: a member equals its name ("optimal" == Strategy.OPTIMAL) and
 prints as it, so plans, reports and cache keys spell strategies as before. A parametrised
 family is a `str` subclass of its own, parsed here too: `Explore` ("explore:K", the K-th best
-plan under the cost model). `parse_strategy` turns a name from a user (CLI, `enable()`) into
-one of them.
+plan under the cost model; rank K everywhere). `parse_strategy` turns a name from a user (CLI,
+`enable()`, an autotuner's candidate) into one of them, once: a value it already parsed
+passes through unread. The autotuner's "top:N" (the N best plans, explore:0 .. explore:N-1)
+is a set of strategies, not one; `top_count` reads it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ MAX_PLANS = 32
 class Explore(str):
     """ "explore:K": each loop's K-th best plan under the cost model (`encode.alternatives`);
     a loop with no K-th plan keeps its best one (rank 0, the modeled optimum). Falls back as
-    "optimal" does in the drop-in."""
+    "optimal" does in the drop-in. Only a well-formed name makes one (ValueError)."""
+
+    def __new__(cls, text: str) -> Explore:
+        if explore_rank(str(text)) is None:
+            raise ValueError(f"bad strategy {str(text)[:40]!r}: write explore:K")
+        return super().__new__(cls, text)
 
     @property
     def rank(self) -> int:
@@ -65,8 +72,13 @@ def parse_strategy(
     text: str, allowed: Iterable[Strategy] = PIPELINE_STRATEGIES, explore: bool = True
 ) -> Strategy | Explore:
     """The strategy named `text`: one of `allowed`, or explore:K when `explore`; ValueError
-    naming the choices otherwise."""
+    naming the choices otherwise. A parsed value (a Strategy or an Explore) is only checked
+    against `allowed`, not read again."""
     allowed = tuple(allowed)
+    if isinstance(text, Explore) and explore:
+        return text
+    if isinstance(text, Strategy) and text in allowed:
+        return text
     for strategy in allowed:
         if text == strategy.value:
             return strategy
@@ -74,3 +86,17 @@ def parse_strategy(
         return Explore(text)
     names = ", ".join([s.value for s in allowed] + (["explore:K"] if explore else []))
     raise ValueError(f"unknown strategy {str(text)!r}; choose from {names}")
+
+
+TOP = "top:"
+
+
+def top_count(spec: str) -> int | None:
+    """N of an autotuner's "top:N" (the N best plans: explore:0 .. explore:N-1); None for any
+    other spec; ValueError, one line, for a bad N."""
+    if not spec.startswith(TOP):
+        return None
+    count = spec[len(TOP) :]
+    if not count.isdigit() or len(count) > 6 or not 1 <= int(count) <= MAX_PLANS:
+        raise ValueError(f"bad candidates {spec[:40]!r}: write top:N with N from 1 to {MAX_PLANS}")
+    return int(count)

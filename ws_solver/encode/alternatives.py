@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..core.options import DEFAULT_WORKERS
+from ..core.options import SURVEY_BUDGET, SolverBudget
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.graph import LoopGraph
@@ -69,9 +69,7 @@ def alternatives(
     target: Target,
     k: int,
     hint: Plan | None = None,
-    time_limit: float = 2.0,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = 0,
+    budget: SolverBudget = SURVEY_BUDGET,
 ) -> list[Alternative]:
     """Up to `k` plans, best first under the cost model, distinct in their signature.
 
@@ -79,7 +77,7 @@ def alternatives(
     (deterministic seconds, per round) ends without one."""
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
-    first = solve(graph, target, hint=hint, time_limit=time_limit, workers=workers, seed=seed)
+    first = solve(graph, target, hint=hint, budget=budget)
     if first.objective is None:
         return []
     sig = signature(encode(graph, target), first.plan)
@@ -90,7 +88,7 @@ def alternatives(
             exclude(enc, alt.signature)
         if hint is not None and valid_cost(hint, graph, target) is not None:
             add_hint(enc, hint)  # ignored by CP-SAT when the cuts exclude it
-        result = search(enc, time_limit, workers, seed, prover=excluding(graph, target, found))
+        result = search(enc, budget, prover=excluding(graph, target, found))
         if result.value is None:
             break
         plan = decode(enc, result.value)

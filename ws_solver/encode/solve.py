@@ -14,8 +14,8 @@ from time import perf_counter
 
 from ortools.sat.python import cp_model
 
-from ..core.clock import NO_DEADLINE, Deadline, OutOfTime
-from ..core.options import DEFAULT_WORKERS
+from ..core.clock import OutOfTime
+from ..core.options import DEFAULT_BUDGET, SolverBudget
 from ..core.strategy import Strategy
 from ..heuristic import partition as heuristic_partition
 from ..model.check import check_plan
@@ -91,26 +91,27 @@ def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
 
 def solver_parameters(
     solver: cp_model.CpSolver,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deadline: Deadline = NO_DEADLINE,
-    subsolvers: tuple[str, ...] = SUBSOLVERS,
+    budget: SolverBudget | None,
+    subsolvers: tuple[str, ...] | None = SUBSOLVERS,
 ) -> None:
-    """Reproducible search: fixed seed and workers, interleaved (deterministic) subsolvers,
-    deterministic time limit; a wall-clock limit at `deadline`, else a generous one only as
-    a safety net."""
+    """The one place CP-SAT's parameters are set. With `subsolvers`, a reproducible search:
+    fixed seed and workers, interleaved (deterministic) subsolvers. With a `budget`, its
+    deterministic time limit and a wall-clock limit at its deadline, else a generous one only
+    as a safety net; without (a check of one fixed plan), one worker and no limit."""
     params = solver.parameters
-    params.num_workers = max(1, workers)
-    params.random_seed = seed
-    params.interleave_search = True
-    params.interleave_batch_size = 1
-    params.subsolvers.extend(subsolvers)
-    params.max_deterministic_time = time_limit
-    params.max_time_in_seconds = wall_limit(time_limit, deadline)
     # CP-SAT would take Ctrl-C as "stop searching" (a cut-short solve, reported as if it were
     # the result) and leave SIGINT's default action behind it; Python's handler must see it.
     params.catch_sigint_signal = False
+    params.num_workers = 1 if budget is None else max(1, budget.workers)
+    if budget is None:
+        return
+    params.max_deterministic_time = budget.time_limit
+    params.max_time_in_seconds = wall_limit(budget)
+    if subsolvers is not None:
+        params.random_seed = budget.seed
+        params.interleave_search = True
+        params.interleave_batch_size = 1
+        params.subsolvers.extend(subsolvers)
 
 
 def subsolvers_for(target: Target, refuting: bool = False) -> tuple[str, ...]:
@@ -121,10 +122,10 @@ def subsolvers_for(target: Target, refuting: bool = False) -> tuple[str, ...]:
     return REFUTATION_SUBSOLVERS if refuting else SUBSOLVERS
 
 
-def wall_limit(time_limit: float, deadline: Deadline) -> float:
-    """CP-SAT's wall-clock limit: what is left until `deadline`, and without one a safety net
-    well above the deterministic `time_limit`."""
-    return max(0.0, min(10 * time_limit + 10, deadline.left()))
+def wall_limit(budget: SolverBudget) -> float:
+    """CP-SAT's wall-clock limit: what is left until the budget's deadline, and without one a
+    safety net well above its deterministic time limit."""
+    return max(0.0, min(10 * budget.time_limit + 10, budget.deadline.left()))
 
 
 def add_hint(enc: Encoding, plan: Plan) -> bool:
@@ -148,8 +149,7 @@ def fixed_plan_objective(enc: Encoding, plan: Plan) -> int | None:
     for var, value in values:
         model.add(model.get_int_var_from_proto_index(var.index) == value)
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.catch_sigint_signal = False  # see solver_parameters
+    solver_parameters(solver, None)
     status = solver.solve(model)
     return int(solver.value(enc.objective)) if status == cp_model.OPTIMAL else None
 
@@ -187,22 +187,18 @@ def _stopped_by(solver: cp_model.CpSolver, status, time_limit: float) -> str:
 
 
 def search(
-    enc: Encoding,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deadline: Deadline = NO_DEADLINE,
-    prover: Callable[[], Encoding] | None = None,
+    enc: Encoding, budget: SolverBudget, prover: Callable[[], Encoding] | None = None
 ) -> Search:
     """Lexicographic search, as the objective is: first the least II (`least_ii`), then the
     least objective (the tie-break) among plans with that II, hinted with the first phase's
-    plan. Two small objectives prove faster than one that spans 2**53. Both phases stop at
-    `deadline` too. `prover` builds the model the first phase refutes on (by default
-    `proof_encoding(enc)`; it must not admit plans `enc` excludes)."""
+    plan. Two small objectives prove faster than one that spans 2**53. Both phases share
+    `budget`'s deterministic time and stop at its deadline. `prover` builds the model the
+    first phase refutes on (by default `proof_encoding(enc)`; it must not admit plans `enc`
+    excludes)."""
     model, weight = enc.model, enc.table.params.ii_weight
-    first_limit = FIRST_PHASE_SHARE * time_limit
+    time_limit, deadline = budget.time_limit, budget.deadline
     prover = prover or (lambda: proof_encoding(enc))
-    first = least_ii(enc, first_limit, workers, seed, deadline, prover)
+    first = least_ii(enc, budget.limited(FIRST_PHASE_SHARE * time_limit), prover)
     spent, best = first.deterministic_time, first.best
     if best is None:
         model.minimize(enc.objective)
@@ -227,7 +223,7 @@ def search(
     model.minimize(enc.objective + (excess - enc.ii) * weight)
     second = cp_model.CpSolver()
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
-    solver_parameters(second, rest, workers, seed, deadline, subsolvers_for(enc.target))
+    solver_parameters(second, budget.limited(rest), subsolvers_for(enc.target))
     if deadline.left() > 0:
         status = second.solve(model)
         spent += second.deterministic_time
@@ -261,20 +257,14 @@ class LeastII:
     stopped_by: str
 
 
-def least_ii(
-    enc: Encoding,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deadline: Deadline,
-    prover: Callable[[], Encoding],
-) -> LeastII:
-    """The least II: minimized for OPTIMIZE_SHARE of `time_limit`, hinted; then, while it is
-    not proven, "II < best" refuted as a plain feasibility question on `prover()`'s model in
-    the rest. A plan the refutation finds is minimized from again (OPTIMIZE_SHARE of what
+def least_ii(enc: Encoding, budget: SolverBudget, prover: Callable[[], Encoding]) -> LeastII:
+    """The least II: minimized for OPTIMIZE_SHARE of the budget's time, hinted; then, while it
+    is not proven, "II < best" refuted as a plain feasibility question on `prover()`'s model
+    in the rest. A plan the refutation finds is minimized from again (OPTIMIZE_SHARE of what
     is left), then refuted."""
+    time_limit, deadline = budget.time_limit, budget.deadline
     limit = OPTIMIZE_SHARE * time_limit
-    best, status, first = _minimize_ii(enc, limit, workers, seed, deadline)
+    best, status, first = _minimize_ii(enc, budget.limited(limit))
     spent, stopped = best.deterministic_time, _stopped_by(best, status, limit)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return LeastII(best.status_name(status), None, _bound(best), spent, first, stopped)
@@ -285,7 +275,7 @@ def least_ii(
             break
         proof, rest = proof or prover(), time_limit - spent
         least = int(best.value(enc.ii))
-        answer, refuter = refute_ii(proof, least, rest, workers, seed, deadline)
+        answer, refuter = refute_ii(proof, least, budget.limited(rest))
         spent += refuter.deterministic_time
         if answer == cp_model.INFEASIBLE:
             proven, bound = True, least
@@ -296,7 +286,7 @@ def least_ii(
         enc.model.clear_hints()
         add_hint(enc, decode(proof, refuter.value))
         limit = OPTIMIZE_SHARE * (time_limit - spent)
-        again, status, _ = _minimize_ii(enc, limit, workers, seed, deadline)
+        again, status, _ = _minimize_ii(enc, budget.limited(limit))
         spent += again.deterministic_time
         stopped = _stopped_by(again, status, limit)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE) or again.value(enc.ii) >= least:
@@ -321,34 +311,25 @@ def _hint_solution(enc: Encoding, solver: cp_model.CpSolver) -> None:
         model.add_hint(model.get_int_var_from_proto_index(index), value)
 
 
-def _minimize_ii(enc: Encoding, time_limit: float, workers: int, seed: int, deadline: Deadline):
+def _minimize_ii(enc: Encoding, budget: SolverBudget):
     """CP-SAT minimizing II on `enc` (with its hints): the solver, its status, and when it
     reported its first plan (`_FirstSolution`)."""
     solver = cp_model.CpSolver()
-    subsolvers = subsolvers_for(enc.target)
-    solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
+    solver_parameters(solver, budget, subsolvers_for(enc.target))
     enc.model.minimize(enc.ii)
     first = _FirstSolution()
     status = solver.solve(enc.model, first)
     return solver, status, first.at
 
 
-def refute_ii(
-    enc: Encoding,
-    least: int,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    deadline: Deadline,
-):
+def refute_ii(enc: Encoding, least: int, budget: SolverBudget):
     """CP-SAT on "a plan of `enc` with II < `least`" (the constraint stays: a later question
     asks for less): INFEASIBLE proves `least` the least II. Its status and the solver."""
     enc.model.clear_objective()
     enc.model.clear_hints()
     enc.model.add(enc.ii < least)
     solver = cp_model.CpSolver()
-    subsolvers = subsolvers_for(enc.target, refuting=True)
-    solver_parameters(solver, time_limit, workers, seed, deadline, subsolvers)
+    solver_parameters(solver, budget, subsolvers_for(enc.target, refuting=True))
     return solver.solve(enc.model), solver
 
 
@@ -367,14 +348,11 @@ def solve(
     graph: LoopGraph,
     target: Target,
     hint: Plan | None = None,
-    time_limit: float = 10.0,
-    workers: int = DEFAULT_WORKERS,
-    seed: int = 0,
+    budget: SolverBudget = DEFAULT_BUDGET,
     options: EncodeOptions | None = None,
-    deadline: Deadline = NO_DEADLINE,
 ) -> SolveResult:
-    """The best plan CP-SAT finds within `time_limit` deterministic seconds, and by
-    `deadline` when one is given (the wall clock may then stop it first: `stopped_by`)."""
+    """The best plan CP-SAT finds within the budget's deterministic seconds, and by its
+    deadline when it has one (the wall clock may then stop it first: `stopped_by`)."""
     start = perf_counter()
     quick = quick_answer(graph, target, hint)
     if quick is not None:
@@ -391,7 +369,7 @@ def solve(
         why = f"too large for an exact solve ({len(graph.nodes)} nodes, {EXACT_NODE_LIMIT} at most)"
         return _hint_answer(hint, hint_cost, [*notes, why], LOOP_SIZE, start)
     try:
-        enc = encode(graph, target, options, deadline)
+        enc = encode(graph, target, options, budget.deadline)
     except OutOfTime:
         why = "the exact model was not built by the deadline"
         return _hint_answer(hint, hint_cost, [*notes, why], "wall clock", start)
@@ -399,7 +377,7 @@ def solve(
         notes.append("the hint does not fit the model's variables")
 
     searching = perf_counter()
-    found = search(enc, time_limit, workers, seed, deadline)
+    found = search(enc, budget)
     result = SolveResult(
         plan=hint,
         status=found.status,
@@ -421,7 +399,7 @@ def solve(
         _take_solution(result, enc, found, hint_cost, notes)
     if result.objective is None:  # no usable plan from the solver
         if found.status == "INFEASIBLE":
-            groups = infeasible_groups(graph, target, options, time_limit, deadline)
+            groups = infeasible_groups(graph, target, options, budget)
             result.infeasible_groups = groups
         elif hint_cost is not None:
             _take_hint(result, hint_cost)
@@ -523,12 +501,12 @@ def infeasible_groups(
     graph: LoopGraph,
     target: Target,
     options: EncodeOptions | None,
-    time_limit: float,
-    deadline: Deadline = NO_DEADLINE,
+    budget: SolverBudget,
 ) -> list[str]:
     """Limit groups that together make the loop infeasible: an assumption literal per group,
-    the solver's sufficient subset, then shrunk one group at a time (as far as `deadline`
-    allows)."""
+    the solver's sufficient subset, then shrunk one group at a time (as far as the budget's
+    deadline allows; one worker, each question within its deterministic time)."""
+    one_worker = replace(budget, workers=1)
     enc = encode(graph, target, replace(options or EncodeOptions(), assumptions=True))
     enc.model.clear_objective()  # feasibility is the question
     by_index = {lit.index: name for name, lit in enc.guards.items()}
@@ -537,10 +515,7 @@ def infeasible_groups(
         enc.model.clear_assumptions()
         enc.model.add_assumptions([enc.guards[g] for g in groups])
         solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.max_deterministic_time = time_limit
-        solver.parameters.catch_sigint_signal = False  # see solver_parameters
-        solver.parameters.max_time_in_seconds = wall_limit(time_limit, deadline)
+        solver_parameters(solver, one_worker, subsolvers=None)  # a plain (default) search
         if solver.solve(enc.model) != cp_model.INFEASIBLE:
             return None
         found = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ir
-from ..core.options import DEFAULT_WORKERS
+from ..core.options import DEFAULT_SEED, DEFAULT_WORKERS, SURVEY_TIME_LIMIT, SolveOptions
 from ..core.strategy import EXPLORE, MAX_PLANS
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
@@ -29,11 +29,9 @@ from ..model.plan import Plan
 from ..model.target import Target, target_for
 from .partition import (
     PlannedLoop,
-    SolveOptions,
     loop_alternatives,
     resolve_target,
     settle_kernels,
-    solver_arguments,
 )
 
 SCHEMA = "ws-solver.explore"
@@ -232,7 +230,11 @@ def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -
         "target": target,
         "triton": _triton_of(loops),
         "k": k,
-        "options": solver_arguments(options),
+        "options": {
+            "time_limit": options.time_limit,
+            "workers": options.workers,
+            "seed": options.seed,
+        },
         "knobs": knobs(target_for(target)) if target else [],
         "loops": [loop.to_dict() for loop in loops],
     }
@@ -246,9 +248,9 @@ def explore(
     source: str | os.PathLike,
     k: int = 4,
     target: str | None = None,
-    time_limit: float = 2.0,
+    time_limit: float = SURVEY_TIME_LIMIT,
     workers: int = DEFAULT_WORKERS,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     backend: Any = None,
     triton: str | None = None,
 ) -> dict:

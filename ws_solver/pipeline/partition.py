@@ -12,14 +12,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import ir
-from ..core import options as options_mod
-from ..core.clock import Deadline, OutOfTime
+from ..core.clock import OutOfTime
+from ..core.options import SolveOptions
 from ..core.strategy import EXPLORE, PIPELINE_STRATEGIES, Explore, Strategy, parse_strategy
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
 from ..model.cost import evaluate
 from ..model.decision import (
-    DEPARTURE_MARGIN,
     below_floor,
     departure,
     specialize_floor,
@@ -37,35 +36,6 @@ from . import plancache, planrecord
 
 # Share of the time limit the heuristic may use before the optimal strategy's search.
 HEURISTIC_SHARE = 0.5
-
-
-@dataclass(frozen=True)
-class SolveOptions:
-    # Seconds for one loop: the wall-clock time of the whole strategy (heuristic, encoding,
-    # search), and CP-SAT's deterministic time, whichever runs out first.
-    time_limit: float = 10.0
-    workers: int = options_mod.DEFAULT_WORKERS
-    seed: int = 0
-    cache: bool = True  # reuse/store plans in ws_solver.pipeline.plancache (not part of the key)
-    # Optimal only: depart from the heuristic's plan only for a larger modeled gain
-    # (model/decision.py); None: always the modeled optimum (what `compare` shows).
-    margin: float | None = DEPARTURE_MARGIN
-    # Heuristic only: specialize whenever a valid plan exists, even when the cost model says
-    # one partition is as fast (for measuring what specialization does; see decide()).
-    force: bool = False
-    # False: the time limit bounds CP-SAT's deterministic time only, so that a run repeats
-    # exactly whatever the machine's load (compare and demo); the wall clock is unbounded.
-    wall_clock: bool = True
-
-    def __post_init__(self) -> None:
-        """Bad values fail here, one line (ValueError), not inside OR-Tools later."""
-        object.__setattr__(self, "time_limit", options_mod.check_time_limit(self.time_limit))
-        options_mod.check_workers(self.workers)
-        options_mod.check_seed(self.seed)
-        options_mod.check_flag(self.cache, "cache")
-        options_mod.check_flag(self.force, "force")
-        options_mod.check_flag(self.wall_clock, "wall_clock")
-        object.__setattr__(self, "margin", options_mod.check_margin(self.margin))
 
 
 @dataclass
@@ -171,7 +141,7 @@ def _solve_loop(
     wall-clock seconds (with `options.wall_clock`)."""
     from ..heuristic import decide
 
-    deadline = Deadline.after(options.time_limit if options.wall_clock else None)
+    deadline = options.deadline()
     details: dict = {}
     blocked = overflows(graph, target)
     if blocked:  # no plan fits: nothing to search
@@ -195,7 +165,7 @@ def _solve_loop(
         return single_partition_plan(graph, target, Strategy.OPTIMAL), reason, {}
     from ..encode import solve
 
-    result = solve(graph, target, hint=heuristic, **solver_arguments(options), deadline=deadline)
+    result = solve(graph, target, hint=heuristic, budget=options.budget(deadline))
     details = {
         "status": result.status,
         "bound": result.bound,
@@ -264,12 +234,7 @@ def loop_alternatives(
         plan = single_partition_plan(graph, target, f"{EXPLORE}0")
         cost = evaluate(plan, graph, target)
         return [Alternative(0, plan, cost.ii, cost.objective, "SKIPPED", ())]
-    return alternatives(graph, target, k, hint=hint, **solver_arguments(options))
-
-
-def solver_arguments(options: SolveOptions) -> dict:
-    """The CP-SAT settings of `options`, as `solve` and `alternatives` take them."""
-    return {"time_limit": options.time_limit, "workers": options.workers, "seed": options.seed}
+    return alternatives(graph, target, k, hint=hint, budget=options.budget())
 
 
 def _explore_loop(

@@ -78,13 +78,14 @@ def autotune(
     ``key``, ``reset_to_zero``, ``restore_value``, ``pre_hook``, ``post_hook``,
     ``prune_configs_by`` (over candidates), ``warmup``/``rep`` (ms, for do_bench) and
     ``do_bench`` (``fn, quantiles -> ms``) mean what they mean in ``triton.autotune``.
-    ``candidates``: names as in ``autotuning.candidates`` (``explore:N`` is the N best
-    plans). ``default``: what is built when nothing is tuned. ``rounds``: interleaved timing
-    rounds. ``outputs``: the arguments to poison and compare (default: the tensors the
-    reference's run changes). ``tolerance``: the relative error allowed (default: per dtype).
+    ``candidates``: names as in ``autotuning.candidates`` (``top:N`` is the N best
+    plans, ``explore:K`` the plan of rank K). ``default``: what is built when nothing is
+    tuned. ``rounds``: interleaved timing rounds. ``outputs``: the arguments to poison and
+    compare (default: the tensors the reference's run changes). ``tolerance``: the relative
+    error allowed (default: per dtype).
     ``cache_results=False``: neither read nor write the on-disk choices.
-    ``enable_options``: ``ws_solver.triton.enable`` keywords for every build (time_limit,
-    cache_dir, lowering_timeout, ...).
+    ``enable_options``: ``ws_solver.triton.enable`` keywords for every build (``solve``, a
+    whole SolveOptions, or time_limit, ...; cache_dir, lowering_timeout, ...).
     """
 
     def decorator(fn: Any) -> Autotuner:

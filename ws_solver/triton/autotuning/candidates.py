@@ -8,13 +8,14 @@ A name is a drop-in strategy, then optional ``~`` knob suffixes:
   (``take_turns=True``);
 - ``s+N`` / ``s-N``: the launch's ``num_stages`` plus or minus N.
 
-For example ``explore:2``, ``heuristic~ov0``, ``none~s+1``, ``triton~ov0~wg0`` (Triton's
-partitioner with only the Hopper fix). Names carry no commas or spaces, so they pass through
-command lines and job names. The plan sweep (``benchmarks/common/variants.py``) and the autotuner
-(``ws_solver.triton.autotune``) share this grammar.
+For example ``explore:2`` (the plan of rank 2, as everywhere), ``heuristic~ov0``,
+``none~s+1``, ``triton~ov0~wg0`` (Triton's partitioner with only the Hopper fix). Names carry
+no commas or spaces, so they pass through command lines and job names. The plan sweep
+(``benchmarks/common/variants.py``) and the autotuner (``ws_solver.triton.autotune``) share this
+grammar; the strategy part is ``core.strategy``'s.
 
-A *spec* in an autotuner's ``candidates`` is a name, except that ``explore:N`` stands for the
-model's N best plans, ``explore:0`` .. ``explore:N-1`` (with the same knob suffixes on each).
+A *spec* in an autotuner's ``candidates`` is a name, or ``top:N`` for the model's N best
+plans, ``explore:0`` .. ``explore:N-1`` (with the same knob suffixes on each).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ...core.strategy import EXPLORE, Strategy, explore_rank
+from ...core.strategy import DROPIN_STRATEGIES, EXPLORE, TOP, parse_strategy, top_count
 
-PLANS = tuple(s.value for s in Strategy)  # explore:K aside
+PLANS = tuple(s.value for s in DROPIN_STRATEGIES)  # explore:K aside
 SEP = "~"
 # What ws_solver.triton.autotune tries unless told otherwise, and what it builds untuned.
-DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", "explore:4")
+DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton", f"{TOP}4")
 DEFAULT_STRATEGY = "optimal"
 
 
@@ -71,17 +72,13 @@ class Candidate:
 REFERENCE = Candidate("none", overlap_wgmma=False, release_per_warp_group=False)
 
 
-def is_plan(text: str) -> bool:
-    rank = text[len(EXPLORE) :]
-    return text in PLANS or (text.startswith(EXPLORE) and rank.isdigit())
-
-
 def parse(name: str) -> Candidate:
     """The candidate a name stands for; ValueError naming the bad part otherwise."""
     plan, *knobs = name.split(SEP)
-    if not is_plan(plan):
-        choices = ", ".join((*PLANS, "explore:K"))
-        raise ValueError(f"{name!r}: unknown strategy {plan!r}; choose from {choices}")
+    try:
+        plan = str(parse_strategy(plan, DROPIN_STRATEGIES))
+    except ValueError as e:
+        raise ValueError(f"{name!r}: {e}") from None
     fields: dict = {}
     for knob in knobs:
         if knob == "ov0":
@@ -98,19 +95,18 @@ def parse(name: str) -> Candidate:
 
 
 def expand(specs: Iterable[str] | str) -> tuple[Candidate, ...]:
-    """The candidates a list of specs names, in order, each once (``explore:N`` is ranks
+    """The candidates a list of specs names, in order, each once (``top:N`` is ranks
     0..N-1). A string is split at commas."""
     if isinstance(specs, str):
         specs = [s for s in (part.strip() for part in specs.split(",")) if s]
     out: dict[str, Candidate] = {}
     for spec in specs:
-        first = parse(spec)
-        count = explore_rank(first.plan)
+        head, sep, knobs = spec.partition(SEP)
+        count = top_count(head)
         if count is None:
-            found = [first]
-        elif count == 0:
-            raise ValueError(f"{spec!r}: explore:N asks for the N best plans; N must be >= 1")
+            found = [parse(spec)]
         else:
+            first = parse(f"{EXPLORE}0{sep}{knobs}")
             found = [replace(first, plan=f"{EXPLORE}{k}") for k in range(count)]
         out.update((c.name, c) for c in found)
     if not out:

@@ -22,9 +22,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
 
-from ...core.options import DEFAULT_WORKERS, check_flag
+from ...core.options import (
+    DEFAULT_SEED,
+    DEFAULT_TIME_LIMIT,
+    DEFAULT_WORKERS,
+    SolveOptions,
+    check_flag,
+)
 from ...core.strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
-from ...pipeline.partition import SolveOptions
 from ..guard import client as lguard
 from ..toolchain import versions
 from . import reportlog
@@ -36,11 +41,12 @@ _session: Session | None = None
 
 def enable(
     strategy: Strategy | str = Strategy.OPTIMAL,
-    time_limit: float = 10.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
     workers: int = DEFAULT_WORKERS,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     *,
     cache: bool = True,
+    solve: SolveOptions | None = None,
     apply_registers: bool = True,
     overlap_wgmma: bool = True,
     release_per_warp_group: bool = True,
@@ -68,7 +74,9 @@ def enable(
     (``ws_solver.triton.rewrites.wgrelease``). ``take_turns=True`` then has those two warp groups
     take turns issuing their wgmmas (``ws_solver.triton.rewrites.pingpong``). Binaries go to
     ``<cache_dir or triton.knobs.cache.dir>/ws_solver-<strategy>-<digest>``; other
-    keyword ``options`` are SolveOptions fields. ``lowering_timeout``: seconds Triton's
+    keyword ``options`` are SolveOptions fields; ``solve``: a whole ``SolveOptions``, built
+    and checked by the caller (``ws-solver tune``), instead of ``time_limit``, ``workers``,
+    ``seed``, ``cache`` and those fields. ``lowering_timeout``: seconds Triton's
     lowering of a partitioned module may take in the guard's child process before the
     attempt is abandoned as hung (``None`` or 0: no guard, lower in-process directly).
     ``partition_timeout``: wall seconds one partitioning attempt may take before it counts as
@@ -92,11 +100,9 @@ def enable(
     """
     versions.installed()
     strategy = parse_strategy(strategy, DROPIN_STRATEGIES)
-    unknown = sorted(set(options) - {f.name for f in fields(SolveOptions)})
-    if unknown:
-        raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
     check_flag(reset_caches, "reset_caches")
-    solve = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=cache, **options)
+    loose = {"time_limit": time_limit, "workers": workers, "seed": seed, "cache": cache, **options}
+    solve = solve_options(solve, loose)
     cache_base = check_cache_dir(cache_dir)
     log = reportlog.check_path(report_file, "report_file")
     settings = Settings(
@@ -116,6 +122,23 @@ def enable(
             _uninstall(reset_caches)
         _install(settings, cache_base, None, reset_caches, log)
     return settings
+
+
+def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOptions:
+    """``enable()``'s SolveOptions: ``solve`` whole, else built from its loose keywords (one
+    of the two: TypeError when both are given, or a keyword is no SolveOptions field)."""
+    unknown = sorted(set(loose) - {f.name for f in fields(SolveOptions)})
+    if unknown:
+        raise TypeError(f"enable() got unknown options: {', '.join(unknown)}")
+    if solve is None:
+        return SolveOptions(**loose)
+    if not isinstance(solve, SolveOptions):
+        raise TypeError(f"enable(): solve must be SolveOptions, not {type(solve).__name__}")
+    defaults = SolveOptions()
+    given = sorted(k for k, v in loose.items() if v != getattr(defaults, k))
+    if given:
+        raise TypeError(f"enable(): give solve= or {', '.join(given)}, not both")
+    return solve
 
 
 def check_cache_dir(cache_dir: Any) -> str | None:

@@ -1,80 +1,33 @@
-"""The Triton versions the drop-in supports, and what differs between them (one small table).
+"""The Triton versions the drop-in supports, and what differs between them.
 
 Every supported version runs the same loop passes around the partitioner input point
 (``warp_specialize``, ``pipeline``, ``optimize_partition_warps``); what differs is the head
 of ``make_ttgir`` (how CTA layouts are planned) and its tail (a few passes added in 3.9).
-Each difference is a named flag here, read by ``make_ttgir.py``: one code path, not one per
-version. A version not in the table is refused with one line naming the supported ones.
+Each difference is a named flag of the one release table (``ws_solver.core.triton_releases``,
+which the model's lowering rules read too), read by ``make_ttgir.py``: one code path, not one
+per version. A version not in the table is refused with one line naming the supported ones.
+The installed Triton is resolved once per process (``installed``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from ...model.lowering_facts import DEFAULT_TRITON, lowering_facts, release_of
+from ...core.triton_releases import (
+    DEFAULT_TRITON,
+    RELEASES,
+    TritonRelease,
+    find_release,
+    release_of,
+    supported_names,
+)
 
-
-@dataclass(frozen=True)
-class TritonVersion:
-    """What ws_solver needs to know about one Triton release's NVIDIA ``make_ttgir``."""
-
-    name: str
-    # Head: 3.6 plans CTA layouts in one pass (plan_cta); 3.9 assigns CGA layouts, then
-    # optimizes CTA locality (two passes with a layout cleanup between) and checks 2-CTA MMAs.
-    cga_layouts: bool
-    # Head: 3.9 can convert persistent kernels to cluster launch control (the ``clc`` option).
-    clc: bool
-    # Tail: 3.6 runs prefetch on every target, 3.9 on sm_80 only (so never on ours); 3.9 also
-    # reduces TMEM loads, lowers cluster launch control on sm_100 and hoists mbarrier
-    # init/inval out of loops.
-    prefetch: bool
-    tmem_load_reduce: bool
-    lower_clc: bool
-    hoist_mbarrier_lifecycle: bool
-    # The corpus folder holding this version's TTGIR at the partitioner input point.
-    corpus_dir: str
-
-    @property
-    def inserts_default_partition(self) -> bool:
-        """3.9 on sm_100: partition 0 is the default warp group and holds neither a TMA load
-        nor an MMA. A plan whose partition 0 holds one is lowered with an empty default
-        partition inserted before the plan's, which shift by one (the assignment is kept;
-        found by moving single ops of annotated corpus loops and reading the IR after
-        partition scheduling). The model's lowering facts hold it (and forbid such plans)."""
-        return lowering_facts(self.name).inserts_default_partition
-
-    def extra_default_partition(self, capability: int) -> int:
-        """How many partitions Triton adds in front of a plan whose partition 0 holds a TMA
-        load or an MMA (0 or 1)."""
-        return int(self.inserts_default_partition and capability >= 100)
-
-
-SUPPORTED: dict[str, TritonVersion] = {
-    "3.6.0": TritonVersion(
-        name="3.6.0",
-        cga_layouts=False,
-        clc=False,
-        prefetch=True,
-        tmem_load_reduce=False,
-        lower_clc=False,
-        hoist_mbarrier_lifecycle=False,
-        corpus_dir="ttgir",
-    ),
-    "3.9.0": TritonVersion(
-        name="3.9.0",
-        cga_layouts=True,
-        clc=True,
-        prefetch=False,
-        tmem_load_reduce=True,
-        lower_clc=True,
-        hoist_mbarrier_lifecycle=True,
-        corpus_dir="ttgir-3.9",
-    ),
-}
+TritonVersion = TritonRelease  # the drop-in's name for a row
+SUPPORTED = RELEASES
 
 
 # From this release on, Triton's partition scheduler is PR #7312's data-flow-graph partitioner,
@@ -92,24 +45,22 @@ class UnsupportedTritonVersion(RuntimeError):
     """The installed Triton is not one the drop-in's pass lists were checked against."""
 
 
-def supported_names() -> str:
-    return ", ".join(SUPPORTED)
-
-
 def lookup(version: str) -> TritonVersion:
     """The table row for ``version`` (a ``triton.__version__`` string), or a one-line error."""
-    release = release_of(version)
-    if release not in SUPPORTED:
+    row = find_release(version)
+    if row is None:
         raise UnsupportedTritonVersion(
             f"Triton {version} is not supported by ws_solver's drop-in "
             f"(supported: {supported_names()}); install one of them, e.g. "
             f"pip install 'triton=={list(SUPPORTED)[-1]}'"
         )
-    return SUPPORTED[release]
+    return row
 
 
+@functools.cache
 def installed() -> TritonVersion:
-    """The row of the Triton that is installed (imports triton)."""
+    """The row of the Triton that is installed, resolved once per process (imports triton;
+    an unsupported one raises every time, nothing is cached)."""
     import triton
 
     return lookup(triton.__version__)
