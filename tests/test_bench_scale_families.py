@@ -36,3 +36,8 @@ def test_compare_counts_each_label_against_the_best_of_all() -> None:
     assert "- after: within 5% of the best known 2/2 (100%), proven 0/2 (0%), " in text
     before_line, after_line = text.splitlines()[-2:]
     assert before_line.endswith("better 1") and after_line.endswith("better 0")
+
+
+def test_a_run_that_proved_its_ii_counts_as_proven_before_its_tie_break() -> None:
+    rows = [row("a", 500, True, "FEASIBLE"), {**row("a", 500, True, "FEASIBLE"), "ii_proven": True}]
+    assert "proven 1/2 (50%)" in compare({"x": rows})

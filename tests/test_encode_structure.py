@@ -186,3 +186,19 @@ def test_one_place_sets_cp_sat_parameters() -> None:
     fixed = cp_model.CpSolver()
     solver_parameters(fixed, None)
     assert fixed.parameters.num_workers == 1 and not fixed.parameters.catch_sigint_signal
+
+
+def test_least_ii_proven_apart_from_the_tie_break() -> None:
+    """`ii_proven` never claims a least II that a longer search beats, and a proven optimum
+    has it; a search cut short may prove its II without finishing the tie-break."""
+    g = graph("attention_bwd.d128_n128m64_w8_s2.sm100.ttgir")
+    target = target_for(g.target)
+    hint = partition(g, target)
+    done = solve(g, target, hint=hint, budget=SolverBudget(20.0, workers=1))
+    assert done.status == "OPTIMAL" and done.ii_proven
+    for limit in (0.01, 0.1, 0.5):
+        cut = solve(g, target, hint=hint, budget=SolverBudget(limit, workers=1))
+        if cut.ii_proven:
+            assert cut.ii == done.ii, limit
+        if cut.ii != done.ii:
+            assert not cut.ii_proven, limit

@@ -77,6 +77,8 @@ class SolveResult:
     # included) and CP-SAT's deterministic time; None when it found none.
     first_solution_s: float | None = None
     first_solution_deterministic: float | None = None
+    # The least II is proven though the tie-break at that II may not be (status "FEASIBLE").
+    ii_proven: bool = False
 
 
 def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
@@ -406,6 +408,12 @@ def solve(
             notes.append(f"solver status {found.status}, no better plan: returning the hint")
         else:
             result.status = "UNKNOWN"
+    # The bound is II x weight + the tie-break's: at least the plan's II x weight only
+    # once the first phase has proven that II least.
+    weight = enc.table.params.ii_weight
+    result.ii_proven = result.status == "OPTIMAL" or (
+        result.ii is not None and result.bound is not None and result.bound >= result.ii * weight
+    )
     result.note = "; ".join(n for n in notes if n)
     result.wall_s = perf_counter() - start
     return result
