@@ -72,3 +72,18 @@ def test_the_docs_a_help_names_exist() -> None:
     named = {m for text in texts for m in re.findall(r"docs/[\w.-]+\.md", text)}
     assert "docs/json-schemas.md" in named and "docs/cli.md" in named
     assert all((REPO / name).is_file() for name in named), named
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """docs/architecture.md's list names each module by its path inside its layer folder."""
+    page = (REPO / "docs" / "architecture.md").read_text()
+    package = REPO / "ws_solver"
+    unnamed = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        inside = path.relative_to(package)
+        name = inside.name if len(inside.parts) == 1 else str(Path(*inside.parts[1:]))
+        if f"`{name}`" not in page:
+            unnamed.append(str(inside))
+    assert not unnamed, unnamed

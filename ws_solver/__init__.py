@@ -1,13 +1,14 @@
 """ws_solver: a warp-specialization partitioner for Triton GPU IR (TTGIR) loops.
 
-Layers, bottom to top: `ir` (TTGIR text and `Module`, printed back byte for byte), `model`
+Its folders are its layers, bottom to top: `core` (strategies, options, clocks), `backends`
+(a local pool or Ray), `ir` (TTGIR text and `Module`, printed back byte for byte), `model`
 (each loop marked `tt.warp_specialize` as a data-flow graph; targets, plans, the cost model),
-`heuristic` and `encode` (the incremental-merge heuristic and the CP-SAT model), the
-modules at this level (strategies, options, clocks; `pipeline`, `comparison`,
-`exploration`, the plan cache), `backends`, `report`, `triton` (the drop-in:
-`ws_solver.triton.enable()`) and `cli` (the `ws-solver` command). `ws_solver.explore(...)`
-lists a loop's best plans; `ws_solver.compare(...)` puts the heuristic's and the optimal
-plans side by side. The repository's docs/architecture.md names every module.
+`heuristic` and `encode` (the incremental-merge heuristic and the CP-SAT model), `pipeline`
+(TTGIR in, partitioned TTGIR out; compare, explore, the plan cache), `triton` (the drop-in:
+`ws_solver.triton.enable()`, `ws_solver.triton.autotune`), `research`, `report` and `cli`
+(the `ws-solver` command). `ws_solver.explore(...)` lists a loop's best plans;
+`ws_solver.compare(...)` puts the heuristic's and the optimal plans side by side. The
+repository's docs/architecture.md names every module.
 """
 
 __version__ = "0.1.0"
