@@ -80,6 +80,9 @@ class SolveResult:
     # The least II is proven though the tie-break at that II may not be (status "FEASIBLE").
     ii_proven: bool = False
 
+    def __post_init__(self) -> None:
+        self.ii_proven = self.ii_proven or self.status == "OPTIMAL"  # floors, fixed answers
+
 
 def default_hint(graph: LoopGraph, target: Target) -> tuple[Plan, str]:
     """The heuristic's plan, else (should it fail) one partition."""
@@ -413,7 +416,7 @@ def solve(
     weight = enc.table.params.ii_weight
     result.ii_proven = result.status == "OPTIMAL" or (
         result.ii is not None and result.bound is not None and result.bound >= result.ii * weight
-    )
+    )  # status may have changed since construction (the hint taken, UNKNOWN)
     result.note = "; ".join(n for n in notes if n)
     result.wall_s = perf_counter() - start
     return result

@@ -168,7 +168,7 @@ def _solve_loop(
     result = solve(graph, target, hint=heuristic, budget=options.budget(deadline))
     details = {
         "status": result.status,
-        "ii_proven": result.ii_proven or result.status == "OPTIMAL",
+        "ii_proven": result.ii_proven,
         "bound": result.bound,
         "gap": result.gap,
         "heuristic_objective": result.hint_objective,
