@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from ws_solver.core.options import DEFAULT_WORKERS
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
@@ -80,7 +82,13 @@ def test_json_is_identical_for_any_jobs(runs: dict) -> None:
 def test_json_content(runs: dict, subset: Path) -> None:
     _, document = runs["1"]
     assert document["schema"] == "ws-solver.compare" and document["version"] == 1
-    settings = {"cache": False, "seed": 0, "time_limit": 0.5, "workers": 1, "triton": "3.6.0"}
+    settings = {
+        "cache": False,
+        "seed": 0,
+        "time_limit": 0.5,
+        "workers": DEFAULT_WORKERS,
+        "triton": "3.6.0",
+    }
     assert document["settings"] == settings
     assert document["files"] == 4 and document["failures"] == []
     loops = document["loops"]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ws_solver.core.options import DEFAULT_WORKERS
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "ttgir"
 GEMM = CORPUS / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir"  # solved in well under a second
@@ -74,7 +76,12 @@ def test_optimal_writes_annotated_ttgir_and_report(ws_solver, tmp_path: Path, ca
     assert document["schema"] == "ws-solver.partition" and document["version"] == 1
     assert document["file"] == str(ATTENTION) and document["target"] == "sm_90"
     assert document["strategy"] == "optimal"
-    assert document["options"] == {"cache": True, "seed": 0, "time_limit": 5.0, "workers": 1}
+    assert document["options"] == {
+        "cache": True,
+        "seed": 0,
+        "time_limit": 5.0,
+        "workers": DEFAULT_WORKERS,
+    }
     (loop,) = document["loops"]
     for key in ("status", "objective", "bound", "gap", "heuristic_objective", "wall_s", "ii"):
         assert key in loop, key

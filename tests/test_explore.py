@@ -39,7 +39,13 @@ def first_loop(path: Path):
 def gemm_alternatives():
     graph, target = first_loop(GEMM)
     heuristic, _ = decide(graph, target)
-    return graph, target, alternatives(graph, target, 5, hint=heuristic, budget=SolverBudget(2.0))
+    return (
+        graph,
+        target,
+        alternatives(
+            graph, target, 5, hint=heuristic, budget=SolverBudget(2.0, workers=OPTIONS.workers)
+        ),
+    )
 
 
 def test_rank_zero_is_the_optimum(gemm_alternatives) -> None:
@@ -69,7 +75,9 @@ def test_alternatives_are_valid_distinct_and_best_first(gemm_alternatives) -> No
 def test_alternatives_are_deterministic(gemm_alternatives) -> None:
     graph, target, alts = gemm_alternatives
     heuristic, _ = decide(graph, target)
-    again = alternatives(graph, target, 5, hint=heuristic, budget=SolverBudget(2.0))
+    again = alternatives(
+        graph, target, 5, hint=heuristic, budget=SolverBudget(2.0, workers=OPTIONS.workers)
+    )
     assert [a.plan.to_json() for a in again] == [a.plan.to_json() for a in alts]
 
 

@@ -60,7 +60,12 @@ def test_enable_carries_a_solve_options_object_whole() -> None:
     from ws_solver.triton.dropin.switch import solve_options
 
     given = SolveOptions(time_limit=3, seed=7, cache=False)
-    loose = {"time_limit": options.DEFAULT_TIME_LIMIT, "workers": 1, "seed": 0, "cache": True}
+    loose = {
+        "time_limit": options.DEFAULT_TIME_LIMIT,
+        "workers": options.DEFAULT_WORKERS,
+        "seed": 0,
+        "cache": True,
+    }
     assert solve_options(given, loose) is given  # not taken apart and rebuilt
     assert solve_options(None, {**loose, "seed": 7}) == SolveOptions(seed=7)
     with pytest.raises(TypeError, match="give solve= or seed, time_limit, not both"):

@@ -2,7 +2,7 @@
 
     python -m benchmarks.cpu.bench_scale_families dump DIR [--only SUBSTRING]
     python -m benchmarks.cpu.bench_scale_families run DIR OUT.jsonl [--seeds 3] [--limit 10]
-        [--reference 60] [--only SUBSTRING]
+        [--reference 60] [--workers 2] [--only SUBSTRING]
     python -m benchmarks.cpu.bench_scale_families reference PATH SECONDS WORKERS >> OUT.jsonl
     python -m benchmarks.cpu.bench_scale_families report OUT.jsonl > results.md
     python -m benchmarks.cpu.bench_scale_families compare before=A.jsonl after=B.jsonl
@@ -12,7 +12,7 @@
 fresh process, appending one JSON line per run to OUT.jsonl (an interrupted run resumes
 where it stopped): the heuristic (`decide`: its plan checked with `check_plan`, its time),
 then the `optimal` strategy as `compare` runs it (no departure margin, plan cache off) with
-CP-SAT bounded by its deterministic time only, 1 worker, for --seeds seeds at --limit
+CP-SAT bounded by its deterministic time only, --workers workers, for --seeds seeds at --limit
 seconds, and once (seed 0) at --reference seconds where no seeded run proved its plan
 optimal. `reference` is one long run of a loop (seed 0, SECONDS of wall and deterministic
 time, WORKERS workers; issue 35 asks for 300 s and 8 workers), one row whose plan counts
@@ -32,12 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ws_solver.core.options import DEFAULT_TIME_LIMIT
+from ws_solver.core.options import DEFAULT_TIME_LIMIT, DEFAULT_WORKERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# (family, target, unroll): 30-155 ops on sm_100, 76-1,088 on sm_90, where the loop fits
-# the target at all (larger unrolls overflow tensor or shared memory with any plan).
+# (family, target, unroll): 30-155 ops on sm_100, 76-2,992 on sm_90, where the loop fits
+# the target at all (larger unrolls overflow tensor or shared memory with any plan: on sm_90
+# the GEMM families past u8, e.g. gemm_epilogue u24 at 791 ops and gemm_grouped u64 at 468).
 LOOPS: tuple[tuple[str, str, int], ...] = (
     *((f, "sm100", u) for f in ("attn_fwd", "attn_bwd") for u in (1, 2, 3, 4)),
     *(("gemm_epilogue", "sm100", u) for u in (1, 2, 3)),
@@ -50,6 +51,10 @@ LOOPS: tuple[tuple[str, str, int], ...] = (
     ("attn_bwd", "sm90", 8),
     ("attn_fwd", "sm90", 32),
     ("attn_bwd", "sm90", 32),
+    ("attn_fwd", "sm90", 64),
+    ("attn_bwd", "sm90", 64),
+    ("attn_fwd", "sm90", 110),
+    ("attn_bwd", "sm90", 88),
 )
 PROJECT_TILES = {
     "attention_unrolled_d64": "d64_m128n64_w4_s3",
@@ -111,9 +116,11 @@ def ii_of(plan, graph, target) -> int | None:
     return None if check_plan(plan, graph, target) else evaluate(plan, graph, target).ii
 
 
-def solve_row(graph, target, run: str, seed: int, seconds: float, workers: int = 1) -> dict:
+def solve_row(
+    graph, target, run: str, seed: int, seconds: float, workers: int = DEFAULT_WORKERS
+) -> dict:
     """One `optimal` solve as `compare` runs it (no departure margin, no plan cache). A
-    default-limit run is bounded by deterministic time only (1 worker); a reference run by
+    default-limit run is bounded by deterministic time only; a reference run by
     wall time as well."""
     from benchmarks.cpu.bench_heuristic import clear_caches
     from ws_solver.pipeline.partition import SolveOptions, plan_loop
@@ -147,7 +154,9 @@ def solve_row(graph, target, run: str, seed: int, seconds: float, workers: int =
     }
 
 
-def measure(path: Path, seeds: int, limit: float, reference: float) -> list[dict]:
+def measure(
+    path: Path, seeds: int, limit: float, reference: float, workers: int = DEFAULT_WORKERS
+) -> list[dict]:
     """The heuristic's row and one row per solver run of the loop in `path`."""
     from benchmarks.cpu.bench_heuristic import clear_caches
     from ws_solver.heuristic import decide
@@ -171,7 +180,7 @@ def measure(path: Path, seeds: int, limit: float, reference: float) -> list[dict
         }
     ]
     for seed in range(seeds):
-        rows.append({**base, **solve_row(graph, target, "default", seed, limit)})
+        rows.append({**base, **solve_row(graph, target, "default", seed, limit, workers)})
     if reference and not any(r.get("status") == "OPTIMAL" for r in rows):
         rows.append({**base, **solve_row(graph, target, "reference", 0, reference)})
     return rows
@@ -194,6 +203,7 @@ def run(folder: Path, out: Path, args: argparse.Namespace) -> None:
             str(args.seeds),
             str(args.limit),
             str(args.reference),
+            f"--workers={args.workers}",
         ]
         got = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         if got.returncode:
@@ -346,10 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--seeds", type=int, default=3)
     r.add_argument("--limit", type=float, default=DEFAULT_TIME_LIMIT)
     r.add_argument("--reference", type=float, default=60.0)
+    r.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
     r.add_argument("--only")
     m = sub.add_parser("measure")
     for name, kind in (("path", Path), ("seeds", int), ("limit", float), ("reference", float)):
         m.add_argument(name, type=kind)
+    m.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
     ref = sub.add_parser("reference")
     for name, kind in (("path", Path), ("seconds", float), ("workers", int)):
         ref.add_argument(name, type=kind)
@@ -363,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "run":
         run(args.folder, args.out, args)
     elif args.cmd == "measure":
-        for row in measure(args.path, args.seeds, args.limit, args.reference):
+        for row in measure(args.path, args.seeds, args.limit, args.reference, args.workers):
             print(json.dumps(row))
     elif args.cmd == "reference":
         graph, target, base = load(args.path)

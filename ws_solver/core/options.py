@@ -7,7 +7,9 @@ whole; and `SolverBudget`, what of it reaches CP-SAT.
 One default for solver workers everywhere: ``DEFAULT_WORKERS``. CP-SAT's search is
 interleaved and its time limit deterministic, so a plan depends on the worker count but not
 on the machine: with the same default the CLI, ``compare`` and the drop-in give the same
-plan for the same loop, also when the time limit binds.
+plan for the same loop, also when the time limit binds. Interleaved one task at a time, a
+solve runs on one thread whatever the count (`SOLVE_THREADS`): more than one worker adds
+CP-SAT's LNS workers to the turns, not threads.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from .clock import NO_DEADLINE, Deadline
 DEFAULT_TIME_LIMIT = 10.0
 # Seconds per loop (per solve) where many are planned to be compared: compare, explore, demo.
 SURVEY_TIME_LIMIT = 2.0
-DEFAULT_WORKERS = 1
+# Two: with one worker CP-SAT runs its full-problem subsolvers only; with two or more its LNS
+# workers take turns too, and on the scale families they find the plans the others do not
+# (benchmarks/results/2026-12-04-solver-portfolio: within 5% of the best known on 74 of 80
+# sm_100 runs, 67 with one worker; 2 and 4 workers give the same plans).
+DEFAULT_WORKERS = 2
+# Threads one solve keeps busy (interleave_batch_size 1: one task at a time), which is what a
+# backend reserves per task.
+SOLVE_THREADS = 1
 DEFAULT_SEED = 0
 MAX_WORKERS = 256  # CP-SAT threads per solve; more is a typo, not a machine
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer

@@ -29,20 +29,22 @@ from .build import encode
 from .decode import decode, fit, plan_values
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
-# The subsolvers that earn their time on these models: the two LP-free CP searches find the
-# plans (with CP-SAT's LNS workers, which start from the hint), `core` proves bounds, and the
-# LP with cuts (`max_lp`) bounds a partition's busy time. Where the MMA keeps its
-# accumulator in registers (sm_90), the wgmmas and the register tensors they make or take
-# share one partition (`shared_groups`), and the LP, scheduled first, proves loops of
-# 900-3,000 ops the others leave at a 2-3% gap (benchmarks/results/2026-12-01-scale). On
-# sm_100 it goes last: first it slows the proof of the 31-op attention loop from 0.18 to
-# 1.2 deterministic s (last: 0.3), and with it the 155-op loop reaches its least II in 4
-# of 6 seeded runs, 2 of 4 without.
-SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp", "max_lp")
-REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", *SUBSOLVERS[:-1])
+# CP-SAT's full-problem subsolvers, which take turns with its LNS workers (more than one
+# worker: core/options.DEFAULT_WORKERS). Optimizing on sm_100 models: the two LP-free CP
+# searches, then the LP with cuts (`max_lp`), which bounds a partition's busy time; `core`
+# is left to the refutation, which proves the bounds. Chosen by measurement over 9
+# portfolios on the scale families' 16 sm_100 loops x 5 seeds at 10 deterministic s
+# (benchmarks/results/2026-12-04-solver-portfolio): within 5% of the best known on 74 of 80
+# runs (with `core` first: 69; one worker: 67), and the least II proven on 50 of the 55 up
+# to 100 ops, as with `core`. Where the MMA keeps its accumulator in registers (sm_90), the
+# wgmmas and the register tensors they make or take share one partition (`shared_groups`),
+# and the LP, scheduled first, proves loops of 900-3,000 ops the others leave at a 2-3% gap
+# (benchmarks/results/2026-12-01-scale).
+SUBSOLVERS = ("no_lp", "quick_restart_no_lp", "max_lp")
+REGISTER_ACCUMULATOR_SUBSOLVERS = ("max_lp", "core", "no_lp", "quick_restart_no_lp")
 # Refuting "II < best" (`refute_ii`) on sm_100 models the LP only costs time: 2.1 vs 0.85
 # deterministic s on the 62-op attention loop of the corpus tile.
-REFUTATION_SUBSOLVERS = SUBSOLVERS[:-1]
+REFUTATION_SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp")
 # Share of the deterministic time limit the first phase (least II) may use, and the share
 # of that its optimizing search gets before the refutation (`least_ii`).
 FIRST_PHASE_SHARE = 0.9

@@ -25,7 +25,7 @@ from ..core.failures import (
     ReportedError,
     internal_failure,
 )
-from ..core.options import DEFAULT_WORKERS
+from ..core.options import DEFAULT_WORKERS, SOLVE_THREADS
 from ..core.strategy import Strategy
 from ..model.dfg import build_graph
 from ..model.graph import LoopGraph
@@ -185,7 +185,7 @@ def compare_on(
             if bar is not None:
                 bar.advance(outcome)
 
-        backend.map(solve_task, tasks, progress=collect, retries=retries, cpus=options.workers)
+        backend.map(solve_task, tasks, progress=collect, retries=retries, cpus=SOLVE_THREADS)
     attach_stock(records, stock)
     settings = {
         "time_limit": options.time_limit,

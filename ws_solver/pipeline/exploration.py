@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import ir
-from ..core.options import DEFAULT_SEED, DEFAULT_WORKERS, SURVEY_TIME_LIMIT, SolveOptions
+from ..core.options import (
+    DEFAULT_SEED,
+    DEFAULT_WORKERS,
+    SOLVE_THREADS,
+    SURVEY_TIME_LIMIT,
+    SolveOptions,
+)
 from ..core.strategy import EXPLORE, MAX_PLANS
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
@@ -183,7 +189,7 @@ def explore_module(
     if backend is None:
         found = [explore_loop(task) for task in tasks]
     else:
-        results = backend.map(explore_loop, tasks, retries=retries, cpus=options.workers)
+        results = backend.map(explore_loop, tasks, retries=retries, cpus=SOLVE_THREADS)
         for loop, result in zip(loops, results, strict=True):
             if not result.ok:
                 raise LoopFailed(
