@@ -120,7 +120,9 @@ def address() -> str:
 def test_cli_on_a_cluster_address(cluster, small: Path, reference: dict, tmp_path) -> None:
     out = tmp_path / "compare.json"
     argv = ["compare", str(small), "--backend", "ray", "--ray-address", address()]
-    process = ws_solver_process(*argv, "--time-limit", "0.5", "--json", str(out))
+    # The reference's settings (backend_helpers: 1 worker, 0.5 s).
+    limits = ("--time-limit", "0.5", "--workers", "1")
+    process = ws_solver_process(*argv, *limits, "--json", str(out))
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert deterministic_json(json.loads(out.read_text())) == deterministic_json(reference)
