@@ -63,6 +63,12 @@ def test_tune_settings_default_to_the_autotuners_own() -> None:
     assert names == ["none~ov0~wg0", "none", "explore:0", "explore:1"]  # the reference first
 
 
+def test_configs_are_tuned_round_robin_over_the_kernels_each_by_name() -> None:
+    rows = [{"kernel": k, "config": c} for k, c in ("ab", "ad", "ac", "xb", "xa", "ae")]
+    order = [r["kernel"] + r["config"] for r in bench_autotune.tuning_order(rows)]
+    assert order == ["ab", "xa", "ac", "xb", "ad", "ae"]
+
+
 def _report() -> dict:
     outcomes = [
         Outcome("heuristic", "timed", "b1", strategy_used="heuristic", ms=[1.0, 1.1, 1.0]),

@@ -82,7 +82,7 @@ def compile_and_tune(
     Returns the tuned kernels by (job, "kernel"), as bench_gpu.verify_all keeps kernels, and
     the configs left out at --autotune-stop-after (their rows are taken out of `rows`)."""
     settings = TuneSettings.from_args(args)
-    tuned_rows = [r for r in rows if r["strategy"] in TUNED]
+    tuned_rows = tuning_order([r for r in rows if r["strategy"] in TUNED])
     cache_dir = str((cache_root / "autotune").resolve())
     helpers = max(1, args.parallel - (0 if args.dry_run else 1))  # one core tunes
     kernels: dict[tuple[str, str], Any] = {}
@@ -140,6 +140,17 @@ def compile_and_tune(
         pool.shutdown(wait=False, cancel_futures=True)  # a left-out warm pass may still run
     print(f"autotune: warmed and tuned in {time.perf_counter() - start:.0f} s", flush=True)
     return kernels, left_out
+
+
+def tuning_order(rows: list[dict]) -> list[dict]:
+    """Round robin over the kernels (in the order given), each kernel's configs by name: a run
+    stopped early (--autotune-stop-after) leaves out the tail of this order, all families."""
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    by = {
+        k: sorted((r for r in rows if r["kernel"] == k), key=lambda r: r["config"]) for k in kernels
+    }
+    longest = max((len(v) for v in by.values()), default=0)
+    return [by[k][i] for i in range(longest) for k in kernels if i < len(by[k])]
 
 
 def _wait(job: Future | dict) -> dict:
