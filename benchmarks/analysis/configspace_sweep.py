@@ -8,7 +8,11 @@ that the total reaches ``--at-least``. The output is bench_kernels' ``--extra-co
 ``report RESULTS.json`` reads a bench_kernels run of those configurations under builtin (stock
 Triton), none, heuristic and optimal and writes the per-configuration table and the issue's
 targets: optimal against stock, against the better of stock and none, and whether the
-specialize decision was the faster one.
+specialize decision was the faster one. Records of the ``autotune`` strategy (what
+``ws_solver.triton.autotune`` chose for the launch) add its column and its targets against
+stock, over all configurations and over those whose autotuned binary is not stock's, and
+which candidate won how often. A strategy is compared with the stock timed in its own run
+(the same interleaved rounds) where that run timed stock.
 
     python -m benchmarks.analysis.configspace_sweep select --out sweep_configs.json
     python -m benchmarks.analysis.configspace_sweep report RUN/results.json [RUN2/results.json] \
@@ -22,10 +26,11 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-STOCK, NONE = "builtin", "none"
+STOCK, NONE, AUTOTUNE = "builtin", "none", "autotune"
 STRATEGIES = (STOCK, NONE, "heuristic", "optimal")
 WHOLE = ("gemm_tma", "gemm_fp8")  # small spaces: every configuration
 SAMPLED = ("gemm_persistent", "attention_fwd")
@@ -62,15 +67,29 @@ class ConfigRow:
     failed: dict[str, str]  # by strategy: why not timed (compile error, wrong result)
     decision: dict  # optimal's decision-check record
     verified: frozenset[str] = frozenset()  # strategies whose kernel computed the right answer
+    paired: dict[str, Timed] = field(default_factory=dict)  # stock of each strategy's own run
+    tuning: dict = field(default_factory=dict)  # the autotune record's compile (its winner)
+
+    def baseline(self, strategy: str, against: str) -> Timed | None:
+        """`against`'s timing to compare `strategy`'s with: stock's from `strategy`'s own run
+        when that run timed it, else the latest."""
+        if against == STOCK and strategy in self.paired:
+            return self.paired[strategy]
+        return self.timed.get(against)
 
     def ratio(self, strategy: str, against: str = STOCK) -> float | None:
-        a, b = self.timed.get(against), self.timed.get(strategy)
+        a, b = self.baseline(strategy, against), self.timed.get(strategy)
         return a.ms / b.ms if a and b else None
 
     def beyond_spread(self, strategy: str, against: str) -> bool:
         """`strategy` slower than `against` with the two's rounds apart."""
-        a, b = self.timed.get(against), self.timed.get(strategy)
+        a, b = self.baseline(strategy, against), self.timed.get(strategy)
         return bool(a and b and b.fastest > a.slowest)
+
+    def same_binary(self, strategy: str, against: str = STOCK) -> bool:
+        """Whether `strategy` ran `against`'s cubin (unknown digests count as different)."""
+        a, b = self.baseline(strategy, against), self.timed.get(strategy)
+        return bool(a and b and a.binary and a.binary == b.binary)
 
     def best_baseline(self) -> str | None:
         """The faster of stock and none, as timed."""
@@ -78,36 +97,63 @@ class ConfigRow:
         return min(have, key=lambda s: self.timed[s].ms) if have else None
 
 
-def rows_of(results: list[dict]) -> list[ConfigRow]:
+def rows_of(results: list[dict], runs: list[int] | None = None) -> list[ConfigRow]:
     """One row per configuration; a later run's record of a (config, strategy) replaces an
-    earlier one's (a rerun of some configs after a change)."""
-    latest = {(r["kernel"], r["config"], r["strategy"]): r for r in results}
-    by_config: dict[tuple[str, str], list[dict]] = {}
-    for (kernel, config, _), r in latest.items():
-        by_config.setdefault((kernel, config), []).append(r)
+    earlier one's (a rerun of some configs after a change). `runs`: the run each record
+    comes from (default: one run), so that a strategy is paired with its own run's stock."""
+    runs = runs if runs is not None else [0] * len(results)
+    latest = {
+        (r["kernel"], r["config"], r["strategy"]): (r, n)
+        for r, n in zip(results, runs, strict=True)
+    }
+    stock_of = {
+        (r["kernel"], r["config"], n): r
+        for r, n in zip(results, runs, strict=True)
+        if r["strategy"] == STOCK
+    }
+    by_config: dict[tuple[str, str], list[tuple[dict, int]]] = {}
+    for (kernel, config, _), found in latest.items():
+        by_config.setdefault((kernel, config), []).append(found)
     out = []
     for (kernel, config), rows in sorted(by_config.items()):
-        timed, failed, decision, verified = {}, {}, {}, set()
-        for r in rows:
+        timed, failed, decision, verified, paired, tuning = {}, {}, {}, set(), {}, {}
+        for r, run in rows:
             strategy = r["strategy"]
             if (r.get("verify") or {}).get("passed"):
                 verified.add(strategy)
             comp = r.get("compile", {})
             if strategy == "optimal":
                 decision = (comp.get("dropin") or {}).get("decision") or {}
-            rounds = (r.get("bench") or {}).get("ms_rounds") or []
-            if rounds and not (r.get("bench") or {}).get("failed"):
-                timed[strategy] = Timed(
-                    statistics.median(rounds),
-                    min(rounds),
-                    max(rounds),
-                    bool(comp.get("warp_specialize_ops")),
-                    comp.get("binary"),
-                )
+            if strategy == AUTOTUNE:
+                tuning = {k: comp.get(k) for k in ("winner", "tuned", "note", "strategy_used")}
+            found = _timed(r)
+            if found is not None:
+                timed[strategy] = found
             else:
                 failed[strategy] = _why_not(r)
-        out.append(ConfigRow(kernel, config, timed, failed, decision, frozenset(verified)))
+            stock = stock_of.get((kernel, config, run))
+            if strategy != STOCK and stock is not None and _timed(stock) is not None:
+                paired[strategy] = _timed(stock)
+        out.append(
+            ConfigRow(kernel, config, timed, failed, decision, frozenset(verified), paired, tuning)
+        )
     return out
+
+
+def _timed(r: dict) -> Timed | None:
+    """A record's timing (None when it was not timed, or failed at the bench size)."""
+    bench = r.get("bench") or {}
+    rounds = bench.get("ms_rounds") or []
+    if not rounds or bench.get("failed"):
+        return None
+    comp = r.get("compile", {})
+    return Timed(
+        statistics.median(rounds),
+        min(rounds),
+        max(rounds),
+        bool(comp.get("warp_specialize_ops")),
+        comp.get("binary"),
+    )
 
 
 def _why_not(row: dict) -> str:
@@ -188,22 +234,94 @@ def _decisions(rows: list[ConfigRow], strategy: str) -> tuple[int, int]:
     return decided, right
 
 
+def autotune_summary(rows: list[ConfigRow]) -> list[str]:
+    """The autotune column's targets: against stock timed in its own rounds, over every
+    configuration and over those whose autotuned cubin is not stock's; which candidate won."""
+    have = [r for r in rows if AUTOTUNE in r.timed or AUTOTUNE in r.failed]
+    timed = [r for r in have if r.ratio(AUTOTUNE) is not None]
+    distinct = [r for r in timed if not r.same_binary(AUTOTUNE)]
+    stock_failed = [
+        r for r in have if r.failed.get(STOCK, "").startswith("compile") and AUTOTUNE in r.verified
+    ]
+    failed = [r for r in have if AUTOTUNE in r.failed]
+    lines = [
+        f"- configurations with an autotune record: {len(have)}; timed against stock in the "
+        f"same rounds: {len(timed)}, {len(distinct)} of them with a binary other than stock's; "
+        f"stock failed to compile where autotune compiled and verified: {len(stock_failed)}",
+    ]
+    for label, among in (("all timed", timed), ("distinct binaries", distinct)):
+        x = geomean([r.ratio(AUTOTUNE) for r in among])
+        slower = [r for r in among if r.ratio(AUTOTUNE) < SLOWER]
+        beyond = [r for r in slower if r.beyond_spread(AUTOTUNE, STOCK)]
+        lines.append(
+            f"- autotune vs stock, geomean over {label} ({len(among)}): {_f(x)} (target >= "
+            f"1.05); more than 3% slower beyond the rounds' spread: {len(beyond)} (target 0), "
+            f"by the medians: {len(slower)}"
+        )
+    both = [r.ratio(AUTOTUNE, "optimal") for r in timed if "optimal" in r.timed]
+    if both:
+        lines.append(f"- autotune vs optimal, geomean over {len(both)}: {_f(geomean(both))}")
+    decided, right = _decisions(rows, AUTOTUNE)
+    if decided:
+        lines.append(
+            f"- specialize decision right (as for optimal): {right} of {decided} "
+            f"({100 * right / decided:.1f}%; target 95%)"
+        )
+    lines.append("- winners: " + winners([r.tuning for r in have if r.tuning]))
+    for r in failed:
+        lines.append(f"  - autotune failed: {r.kernel}.{r.config}: {r.failed[AUTOTUNE][:160]}")
+    for r in timed:
+        if r.ratio(AUTOTUNE) < SLOWER:
+            spread = "beyond" if r.beyond_spread(AUTOTUNE, STOCK) else "inside"
+            lines.append(
+                f"  - slower than stock: {r.kernel}.{r.config} {_f(r.ratio(AUTOTUNE))} "
+                f"({r.tuning.get('winner')}; {spread} the rounds' spread)"
+            )
+    return lines
+
+
+def winners(records: list[dict]) -> str:
+    """How often each candidate won, most first; the configurations not tuned, and why."""
+    won = Counter(r.get("winner") for r in records if r.get("tuned") and r.get("winner"))
+    text = ", ".join(f"{name} {n}" for name, n in won.most_common()) or "none tuned"
+    untuned = [r for r in records if r.get("winner") and not r.get("tuned")]
+    if untuned:
+        why = Counter(r.get("note") or "?" for r in untuned).most_common(1)[0][0]
+        text += f"; not tuned {len(untuned)} (e.g. {why[:100]})"
+    return text
+
+
 def table(rows: list[ConfigRow]) -> list[str]:
-    head = "| config | stock ms | none | heuristic | optimal | opt/stock | stock WS | opt WS |"
-    lines = [head + " rule |", "|---|---|---|---|---|---|---|---|---|"]
+    tuned = any(AUTOTUNE in r.timed or AUTOTUNE in r.failed for r in rows)
+    head = (
+        "| config | stock ms | none | heuristic | optimal | opt/stock | stock WS | opt WS | rule |"
+    )
+    rule = "|---|---|---|---|---|---|---|---|---|"
+    if tuned:
+        head += " autotune | at/stock | winner |"
+        rule += "---|---|---|"
+    lines = [head, rule]
     for r in rows:
         cells = [f"{r.kernel}.{r.config}"]
         for s in STRATEGIES:
-            t = r.timed.get(s)
-            cells.append(f"{t.ms:.3f}" if t else ("fail" if s in r.failed else "-"))
+            cells.append(_ms(r, s))
         x = r.ratio("optimal")
         cells.append(_f(x))
         for s in (STOCK, "optimal"):
             t = r.timed.get(s)
             cells.append("-" if t is None else ("yes" if t.specialized else "no"))
         cells.append(str(r.decision.get("rule", "")))
+        if tuned:
+            same = " (= stock)" if r.same_binary(AUTOTUNE) else ""
+            cells += [_ms(r, AUTOTUNE), _f(r.ratio(AUTOTUNE)) + same]
+            cells.append(str(r.tuning.get("winner") or "-"))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _ms(r: ConfigRow, strategy: str) -> str:
+    t = r.timed.get(strategy)
+    return f"{t.ms:.3f}" if t else ("fail" if strategy in r.failed else "-")
 
 
 def _f(x: float | None) -> str:
@@ -229,12 +347,22 @@ def main(argv: list[str] | None = None) -> int:
         n = sum(len(v) for v in chosen.values())
         print(f"{n} configurations: " + ", ".join(f"{k} {len(v)}" for k, v in chosen.items()))
         return 0
-    results = []
-    for path in args.results:  # runs of disjoint configs (e.g. one per kernel family)
+    results, runs = [], []
+    for n, path in enumerate(args.results):  # runs of disjoint configs, or reruns
         data = json.loads(path.read_text())
-        results += data["results"] if isinstance(data, dict) else data
-    rows = rows_of(results)
-    text = "\n".join(["# Config-space sweep", "", *summary(rows), "", *table(rows), ""])
+        found = data["results"] if isinstance(data, dict) else data
+        results += found
+        runs += [n] * len(found)
+    rows = rows_of(results, runs)
+    has_autotune = any(AUTOTUNE in r.timed or AUTOTUNE in r.failed for r in rows)
+    tuned = autotune_summary(rows) if has_autotune else []
+    if any(r.ratio("optimal") is not None or "optimal" in r.failed for r in rows) or not tuned:
+        lines = ["# Config-space sweep", "", *summary(rows), ""]
+    else:  # an autotune run without optimal: its section only
+        lines = ["# Config-space sweep", ""]
+    if tuned:
+        lines += ["## autotune (ws_solver.triton.autotune's choice per launch)", "", *tuned, ""]
+    text = "\n".join([*lines, *table(rows), ""])
     if args.out:
         args.out.write_text(text)
     sys.stdout.write(text)

@@ -168,14 +168,15 @@ def compile_job(job: Job, cache_root: Path, capability: int = 90) -> tuple[Any, 
 
             report = wst.last_compile_report()
             if report is not None:
-                info["dropin"] = _dropin_summary(report.to_dict())
+                info["dropin"] = dropin_summary(report.to_dict())
     info["compile_s"] = round(time.perf_counter() - start, 2)
     if compiled is not None:
         info.update(describe(compiled))
     return compiled, info
 
 
-def _dropin_summary(report: dict) -> dict:
+def dropin_summary(report: dict) -> dict:
+    """What a row keeps of the drop-in's compile report (``CompileReport.to_dict``)."""
     return {
         "strategy_used": report.get("strategy_used"),
         "fallbacks": [

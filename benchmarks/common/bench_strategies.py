@@ -10,7 +10,10 @@ STRATEGIES = ("none", "builtin", "triton", "heuristic", "optimal", "forced")
 VERIFY_ONLY = ("triton_racy", "optimal_racy")
 # Timed when asked for (--strategies), neither ours nor Triton's in the comparisons.
 EXPERIMENTAL = ("triton_overlap", "triton_wgrelease")
-OURS = frozenset({"none", "heuristic", "optimal", "forced"})
+# Chosen at launch on the GPU rather than compiled per job (benchmarks/gpu/bench_autotune.py):
+# "autotune" is ws_solver.triton.autotune's pick for the config's own launch.
+TUNED = ("autotune",)
+OURS = frozenset({"none", "heuristic", "optimal", "forced", *TUNED})
 # Bench strategy -> (drop-in Strategy, enable() keywords), for the variants compiled through
 # the drop-in. "forced" measures what the heuristic's specialized plan does where the cost
 # model would not specialize. "triton" is Triton's partitioner with only the Hopper fix
@@ -41,7 +44,16 @@ DESCRIPTION = {
     "triton_overlap": "Triton's partitioner + Hopper fix + ws_solver's wgmma wait sinking",
     "triton_wgrelease": "triton_overlap + stages released per warp group (PTX rewrite)",
     "optimal_racy": "ws_solver CP-SAT plan without the Hopper fix (fault injection)",
+    "autotune": "ws_solver.triton.autotune's choice for the config's launch, tuned on this GPU "
+    "(the compile record names the winning candidate)",
 }
+
+
+def split_strategies(names: str) -> tuple[list[str], list[str]]:
+    """(the strategies compiled per job, those tuned at launch: TUNED) of a comma-separated
+    --strategies list, each once, in the order given."""
+    listed = list(dict.fromkeys(s.strip() for s in names.split(",") if s.strip()))
+    return [s for s in listed if s not in TUNED], [s for s in listed if s in TUNED]
 
 
 def status_of(row: dict) -> str:

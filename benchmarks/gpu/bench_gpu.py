@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.common import hopper_route, variants
 from benchmarks.common.bench_compile import Job, build_launcher, compile_job, first_error_line
-from benchmarks.common.bench_strategies import EXPERIMENTAL, ROUNDS, STRATEGIES, status_of
+from benchmarks.common.bench_strategies import EXPERIMENTAL, ROUNDS, STRATEGIES, TUNED, status_of
 from benchmarks.gpu import verify_gpu
 from benchmarks.gpu.bench_vendor import kernel_work, time_alternatives, vendor
 from corpus import kernels as corpus_kernels
@@ -70,18 +70,20 @@ def verify_then_time(
     rounds: int,
     sustain: Sustain | None,
     quick: Quick | None = None,
+    preloaded: dict | None = None,
 ) -> None:
     """Verify `rows` and time those of `kernels`. Triton's built-in path goes last, since it
     can hang (a deadlocked kernel ends the process; what came before is saved); then each
     config is timed again with stock's variants in the same rounds (`timed_with_stock`).
-    `quick` shortens a sweep over many configs (see Quick)."""
+    `quick` shortens a sweep over many configs (see Quick). `preloaded`: kernels built here
+    already, by (job, "kernel") (the autotune rows': bench_autotune)."""
     quick = quick or Quick()
     early = [r for r in rows if r["strategy"] != "builtin"]
     late = [r for r in rows if r["strategy"] == "builtin"]
     compiled: dict = {}
     if quick.with_stock_only:  # verify all, then time each config once
         for phase in (early, late):
-            compiled.update(verify_all(phase, cache_root, save))
+            compiled.update(verify_all(phase, cache_root, save, preloaded))
         with_stock = timed_with_stock(early, late)
         together = {id(r) for r in with_stock}
         alone = [r for r in early if id(r) not in together]  # configs stock cannot build
@@ -92,7 +94,7 @@ def verify_then_time(
                 save()
         return
     for phase in (early, late):
-        compiled.update(verify_all(phase, cache_root, save))
+        compiled.update(verify_all(phase, cache_root, save, preloaded))
         timed = phase if phase is early else timed_with_stock(early, late)
         for kernel in kernels:
             print(f"timing {kernel}", flush=True)
@@ -198,7 +200,7 @@ def bench_kernel(
     names = verify_gpu.outputs_of(kernel)
     for config_name, config in module.CONFIGS.items():
         rows = [r for r in results if r["kernel"] == kernel and r["config"] == config_name]
-        timed_strategies = STRATEGIES + EXPERIMENTAL
+        timed_strategies = STRATEGIES + EXPERIMENTAL + TUNED
         todo = [
             r
             for r in rows
@@ -351,8 +353,9 @@ def _bench_check(kernel: str, module: Any, inputs: dict, vendor_out: Any):
     return lambda out: max(verify_gpu.relative_error(o, r) for o, r in zip(out, ref, strict=True))
 
 
-def verify_all(results: list[dict], cache_root: Path, save) -> dict:
-    """Load each compiled variant and run the correctness checks; returns the kernels."""
+def verify_all(results: list[dict], cache_root: Path, save, preloaded: dict | None = None) -> dict:
+    """Load each compiled variant (or take it from `preloaded`, by (job, "kernel")) and run
+    the correctness checks; returns the kernels."""
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -364,8 +367,10 @@ def verify_all(results: list[dict], cache_root: Path, save) -> dict:
             continue
         job = Job(row["kernel"], row["config"], row["strategy"])
         try:
-            kernel, _ = compile_job(job, cache_root)  # served from the strategy's cache
-            build_launcher(kernel, cache_root)
+            kernel = (preloaded or {}).get((row["job"], "kernel"))
+            if kernel is None:
+                kernel, _ = compile_job(job, cache_root)  # served from the strategy's cache
+                build_launcher(kernel, cache_root)
             row["compile"]["n_regs"] = getattr(kernel, "n_regs", None)
             row["compile"]["n_spills"] = getattr(kernel, "n_spills", None)
         except Exception as e:

@@ -10,7 +10,10 @@ its cache by the stages hook):
 - ``heuristic`` / ``optimal``: ws_solver drop-in with its heuristic / CP-SAT plans (+ fix);
 - ``triton_racy`` (correctness only, expected to FAIL): the generic route without the fix;
 - ``optimal_racy`` (correctness only, may FAIL): ws_solver's CP-SAT plans without the fix
-  (fault injection: is the stage-release race there on this Triton's lowering?).
+  (fault injection: is the stage-release race there on this Triton's lowering?);
+- ``autotune`` (asked for by name only): what ``ws_solver.triton.autotune`` picks for the
+  config's own launch, tuned on this GPU with its default candidates; its builds are compiled
+  in helpers first (``bench_autotune``; with --dry-run only those builds, timed).
 
 Kernels are compiled with ``triton.compile`` from the corpus sources (the same specialization
 as corpus/ttgir), each variant in its own subprocess, many at once; then the compiled kernels
@@ -50,7 +53,14 @@ from benchmarks.common.bench_compile import (
     all_jobs,
     compile_many,
 )
-from benchmarks.common.bench_strategies import ROUNDS, STRATEGIES, VERIFY_ONLY, is_our_failure
+from benchmarks.common.bench_strategies import (
+    ROUNDS,
+    STRATEGIES,
+    VERIFY_ONLY,
+    is_our_failure,
+    split_strategies,
+)
+from benchmarks.gpu import bench_autotune
 from benchmarks.gpu.bench_gpu import (
     BENCH,
     Quick,
@@ -138,7 +148,40 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
         default="",
         help="only configs whose name contains one of these (comma-separated substrings)",
     )
-    parser.add_argument("--strategies", default=",".join(STRATEGIES + VERIFY_ONLY))
+    parser.add_argument(
+        "--strategies",
+        default=",".join(STRATEGIES + VERIFY_ONLY),
+        help="comma-separated bench strategies (the module docstring), plan-sweep variants "
+        "(heuristic~s+1) or autotune: ws_solver.triton.autotune's choice, tuned here on the "
+        "GPU (not in the default; local runs only). Default: %(default)s",
+    )
+    parser.add_argument(
+        "--autotune-candidates",
+        default=",".join(bench_autotune.DEFAULT_CANDIDATES),
+        help="the autotune strategy's candidates (default, the autotuner's: %(default)s)",
+    )
+    parser.add_argument(
+        "--autotune-rounds",
+        type=int,
+        default=bench_autotune.TuneSettings.rounds,
+        help="the autotuner's interleaved timing rounds (its default: %(default)s)",
+    )
+    parser.add_argument(
+        "--autotune-stop-after",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="tune no further config this long after the tuning starts: the configs not reached "
+        "are left out of the run (all their rows), so that what was tuned is still verified and "
+        "timed within a fixed window (default: tune every config)",
+    )
+    parser.add_argument(
+        "--autotune-rep-ms",
+        type=float,
+        default=bench_autotune.TuneSettings.rep_ms,
+        help="the autotuner's do_bench rep in ms (its default: %(default)s); --rep-ms is the "
+        "bench's own timing",
+    )
     parser.add_argument("--bench-kernels", default="", help="time only these kernels")
     parser.add_argument(
         "--rounds",
@@ -180,7 +223,13 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
         "benchmarks/results/README.md)",
     )
     parser.add_argument("--cache-root", type=Path, default=None)
-    parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=max(1, (os.cpu_count() or 2)),
+        help="compile helpers at once (default: the CPU count; while autotune tunes on the "
+        "GPU, one fewer)",
+    )
     parser.add_argument("--capability", type=int, default=90)
     parser.add_argument(
         "--skip", action="append", default=[], help="JOB=reason: do not launch this variant"
@@ -210,6 +259,10 @@ def main(argv: list[str] | None = None, distributed: Any = None) -> int:
         "e.g. gemm_tma=2048 for a launch of about one wave of 128x256 tiles); repeatable",
     )
     args = parser.parse_args(argv)
+    try:
+        bench_autotune.TuneSettings.from_args(args).check()
+    except ValueError as e:
+        parser.error(f"--autotune-*: {e}")
     for spec in args.size:
         kernel, _, n = spec.partition("=")
         if kernel not in BENCH or not n.isdigit() or int(n) <= 0:
@@ -233,33 +286,51 @@ def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
     """Compile, then (not --dry-run) verify and time: here, or `distributed`."""
 
     kernels = [k for k in args.kernels.split(",") if k]
-    strategies = [s for s in args.strategies.split(",") if s]
-    jobs = [j for j in all_jobs(kernels, strategies) if config_matches(j.config, args.configs)]
+    compiled_here, tuned = split_strategies(args.strategies)
+    if tuned and distributed is not None:
+        raise SystemExit(f"--strategies {','.join(tuned)}: tuned on this machine's GPU only")
+    jobs = [
+        j
+        for j in all_jobs(kernels, compiled_here + tuned)
+        if config_matches(j.config, args.configs)
+    ]
     if getattr(args, "only", None) is not None:
         jobs = [j for j in jobs if f"{j.kernel}.{j.config}" in args.only]
     cache_root = args.cache_root or Path(tempfile.mkdtemp(prefix="ws_bench_cache_"))
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    if distributed is None:
-        print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
-        infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
-    else:
-        print(f"compiling {len(jobs)} variants as {distributed.name} tasks into {cache_root}")
-        infos = distributed.compile_all(jobs, cache_root, args)
-    print(f"compiled in {time.perf_counter() - start:.0f} s", flush=True)
     results = [
         {
             "job": j.name,
             "kernel": j.kernel,
             "config": j.config,
             "strategy": j.strategy,
-            "compile": infos.get(j.name, {"error": "no compile record"}),
+            "compile": {"error": "no compile record"},
             "dry_run": args.dry_run,
         }
         for j in jobs
     ]
     env = environment(args, gpu_here=distributed is None)
     save = _saver(args.out, env, results)
+    preloaded: dict = {}
+    watching = False  # the watchdog: from the first GPU work on
+    if any(r["strategy"] in tuned for r in results):
+        env["autotune"] = bench_autotune.TuneSettings.from_args(args).to_dict()
+        watching = not args.dry_run
+        if watching:
+            watchdog(save)
+        preloaded, left_out = bench_autotune.compile_and_tune(results, cache_root, args, save)
+        env["autotune"]["left_out"] = left_out
+    else:
+        if distributed is None:
+            print(f"compiling {len(jobs)} variants ({args.parallel} at a time) into {cache_root}")
+            infos = compile_many(jobs, cache_root, args.capability, args.parallel, not args.dry_run)
+        else:
+            print(f"compiling {len(jobs)} variants as {distributed.name} tasks into {cache_root}")
+            infos = distributed.compile_all(jobs, cache_root, args)
+        for row in results:
+            row["compile"] = infos.get(row["job"], row["compile"])
+    print(f"compiled in {time.perf_counter() - start:.0f} s", flush=True)
     save()
     if not args.dry_run:
         skip = {name: why for name, _, why in (x.partition("=") for x in args.skip) if name}
@@ -269,7 +340,8 @@ def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
     if not args.dry_run and distributed is not None:
         env["gpus"] = distributed.verify_and_time(results, skip, cache_root, args, save)
     elif not args.dry_run:
-        watchdog(save)
+        if not watching:
+            watchdog(save)
         rows = [r for r in results if r["job"] not in skip]
         # The variants of a kernel with a skipped (hung) job go last.
         rows.sort(key=lambda r: any(j.startswith(r["kernel"] + ".") for j in skip))
@@ -281,7 +353,7 @@ def run(args: argparse.Namespace, distributed: Any, command: str) -> int:
         )
         kernels = [] if args.no_bench else bench
         quick = Quick(args.rep_ms, not args.no_vendor, args.with_stock_only)
-        verify_then_time(rows, cache_root, save, kernels, args.rounds, sustain, quick)
+        verify_then_time(rows, cache_root, save, kernels, args.rounds, sustain, quick, preloaded)
     save()
     print_table(results)
     failures = [r["job"] for r in results if is_our_failure(r)]

@@ -218,6 +218,19 @@ def disagreement(ref: Any, out: Any, tolerance: float | None = None) -> str | No
     return None
 
 
+def build_scope(
+    candidate: Candidate, enable_options: Mapping[str, Any]
+) -> contextlib.AbstractContextManager:
+    """The drop-in settings a candidate's build compiles under (its strategy, its knobs, the
+    tuner's ``enable_options``, in-memory kernels left alone): the Triton cache folder they
+    name is where another process's build of the same call is found (``ws_solver-<strategy>-
+    <digest>`` under ``enable_options["cache_dir"]`` or Triton's cache folder)."""
+    from ..dropin.switch import partitioner
+
+    keywords = {**enable_options, **candidate.enable_keywords(), "reset_caches": False}
+    return partitioner(candidate.plan, **keywords)
+
+
 class _CompileScope:
     """A ``jit_cache_hook`` that enables the drop-in for ``candidate`` when the JIT is about to
     compile the launcher's kernel; ``close()`` restores what was there."""
@@ -230,14 +243,7 @@ class _CompileScope:
         if self.previous is not None and self.previous(fn=fn, **kw):
             return True
         if fn.jit_function is self.launcher.jit and self.scope is None:
-            from ..dropin.switch import partitioner
-
-            keywords = {
-                **self.launcher.enable_options,
-                **self.candidate.enable_keywords(),
-                "reset_caches": False,
-            }
-            self.scope = partitioner(self.candidate.plan, **keywords)
+            self.scope = build_scope(self.candidate, self.launcher.enable_options)
             self.scope.__enter__()
         return False
 
