@@ -398,7 +398,13 @@ def test_candidate_names_and_specs() -> None:
     }
     names = [c.name for c in candidates.expand("heuristic, top:3~s+1,none,heuristic")]
     assert names == ["heuristic", "explore:0~s+1", "explore:1~s+1", "explore:2~s+1", "none"]
-    assert [c.name for c in candidates.expand(candidates.DEFAULT_CANDIDATES)][-1] == "explore:3"
+    # the verified strategies only: no plan past rank 0 (one faulted on the H200)
+    assert [c.name for c in candidates.expand(candidates.DEFAULT_CANDIDATES)] == [
+        "heuristic",
+        "optimal",
+        "none",
+        "triton",
+    ]
     # explore:K is the plan of rank K here too, as in enable() and the CLI
     assert [c.name for c in candidates.expand("explore:0,explore:3~ov0")] == [
         "explore:0",
