@@ -12,6 +12,8 @@ import pytest
 
 pytest.importorskip("triton")
 
+from stand_in_driver import StandInDriver
+
 from ws_solver.triton.autotuning import autotuner, candidates, tuning  # noqa: E402
 from ws_solver.triton.autotuning.autotuner import Autotuner, WSTuningWarning  # noqa: E402
 from ws_solver.triton.autotuning.candidates import REFERENCE, Candidate  # noqa: E402
@@ -441,21 +443,6 @@ def test_same_binaries_maps_to_the_first_and_never_matches_unknown() -> None:
 
 
 # -- the real launcher, on the CPU ---------------------------------------------------------------
-class StandInDriver:
-    """Enough of a CUDA driver for the JIT to compile for sm_90 without a GPU."""
-
-    def get_current_target(self):
-        from triton.backends.compiler import GPUTarget
-
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def get_current_stream(self, device=None) -> int:
-        return 0
-
-
 def test_each_candidate_builds_through_the_jit_into_its_own_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

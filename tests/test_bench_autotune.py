@@ -12,6 +12,8 @@ import pytest
 
 pytest.importorskip("triton")
 
+from stand_in_driver import StandInDriver
+
 from benchmarks.common import autotune_warm, bench_strategies  # noqa: E402
 from benchmarks.gpu import bench_autotune, bench_kernels  # noqa: E402
 from ws_solver.triton.autotuning import autotuner, candidates  # noqa: E402
@@ -121,21 +123,6 @@ def test_an_untuned_row_says_what_the_warm_pass_did_or_why_it_failed() -> None:
     row = {**ROW, "compile": died, "dry_run": False, "verify": None}
     assert bench_strategies.is_our_failure(row)
     assert "FAILED warm process died" in bench_autotune.progress_line(row)
-
-
-class StandInDriver:
-    """Enough of a CUDA driver for the JIT to specialize and compile for sm_90 without a GPU."""
-
-    def get_current_target(self):
-        from triton.backends.compiler import GPUTarget
-
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def get_current_stream(self, device=None) -> int:
-        return 0
 
 
 @pytest.mark.triton

@@ -20,11 +20,9 @@ records say what the warm pass took per config; nothing is tuned.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass
@@ -43,6 +41,7 @@ from benchmarks.common.bench_compile import (
 from benchmarks.common.bench_strategies import TUNED
 from benchmarks.gpu.bench_gpu import BENCH, mark_progress
 from corpus import kernels as corpus_kernels
+from ws_solver.cli.tune import standing_in
 from ws_solver.triton.autotuning.candidates import DEFAULT_CANDIDATES, expand
 
 SEED = 1234  # bench_gpu.bench_kernel's inputs: the launch that is timed is the one tuned
@@ -180,16 +179,6 @@ def _inputs(kernel: str, module: Any, config: dict) -> dict:
 
 
 # -- the GPU ------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _standing_in(module: Any, stand_in: Any) -> Iterator[None]:
-    original = module.KERNEL
-    module.KERNEL = stand_in
-    try:
-        yield
-    finally:
-        module.KERNEL = original
-
-
 class SpecReader:
     """Stands in for a module's KERNEL: ``KERNEL[grid](...)`` runs the JIT's warmup of that
     call on fresh in-memory caches, with a ``jit_cache_hook`` that keeps the specialization
@@ -228,7 +217,7 @@ def capture_spec(kernel: str, config: str) -> dict:
     cfg = module.CONFIGS[config]
     reader = SpecReader(module.KERNEL)
     inputs = _inputs(kernel, module, cfg)
-    with _standing_in(module, reader):
+    with standing_in(module, reader):
         module.launch(cfg, inputs)
     del inputs
     if reader.data is None:
@@ -279,7 +268,7 @@ def _tune_row(row: dict, warm: dict, settings: TuneSettings, cache_dir: str) -> 
         seen = len(tuning_reports())
         stand_in = TunedLaunch(tuner)
         inputs = _inputs(row["kernel"], module, config)
-        with _standing_in(module, stand_in), warnings.catch_warnings():
+        with standing_in(module, stand_in), warnings.catch_warnings():
             warnings.simplefilter("ignore", WSTuningWarning)  # the report has the reasons
             module.launch(config, inputs)
         torch.cuda.synchronize()
