@@ -88,6 +88,26 @@ def test_a_loop_that_shares_data_keeps_its_barriers_and_arrives_with_count_two()
     assert out.count("bar.sync \t0, 256;") == 4 and "128;" not in out
 
 
+def test_a_loop_that_issues_a_tma_load_keeps_its_barriers():
+    """The region refills a stage itself (a TMA load in its loop, as in explore:1 of gemm_tma
+    t128x128x128 w8 s2): its thread must wait for both warp groups, so nothing goes per
+    warp group."""
+    tma = (
+        "@%p5 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[%r11], [%rd2, {%r30, %r31}], [%r12];"
+    )
+    out, report = release_per_warp_group(_ptx(tma), 8, 3)
+    assert (report.mbarriers, report.per_warp_group, report.counted) == (3, 0, 2)
+    assert out.count("bar.sync \t0, 256;") == 4 and "128;" not in out
+
+
+def test_a_tma_store_alone_does_not_count_as_shared_data():
+    """A TMA store reads shared memory and writes global: the loop still goes per warp group."""
+    store = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r30, %r31}], [%r11];"
+    _, report = release_per_warp_group(_ptx(store), 8, 3)
+    assert (report.per_warp_group, report.counted) == (2, 0)
+
+
 def test_the_ring_may_be_initialised_by_another_thread():
     """Triton 3.9's shape: the rings are initialised by warp 0's elected lane, the releases
     still come from the region's first thread."""

@@ -14,9 +14,10 @@ releases on its own:
 * at each release, a named barrier over the warp group (128 threads) replaces the
   partition-wide one, and the warp group's first thread arrives;
 * in a loop that makes such releases and touches shared memory only through mbarriers,
-  wgmmas and TMA, the other partition-wide barriers become per warp group too: nothing in
-  it is exchanged between the two warp groups through shared memory, so nothing needs them
-  to meet.
+  wgmmas and TMA loads other partitions issue, the other partition-wide barriers become per
+  warp group too: nothing in it is exchanged between the two warp groups through shared
+  memory, so nothing needs them to meet. A TMA load the region issues itself is such an
+  exchange (one thread refills a stage both warp groups read).
 
 A release it cannot rewrite that way (shared-memory data in its window) keeps its barrier
 and arrives with count 2, so the doubled count holds everywhere.
@@ -54,9 +55,13 @@ _GUARD = re.compile(r"^\s*@(%p\d+)\s")
 _FALSE = re.compile(r"^\s*mov\.pred\s+(%p\d+),\s*0;")
 # An instruction's destinations: `%p1, ...`, `%r1|%p1, ...` (elect.sync), `%p1|%p2, ...`.
 _DESTINATIONS = re.compile(r"^\s*(?:@!?%p\d+\s+)?[a-z][\w.]*\s+((?:%\w+\|)*%\w+)\s*,")
-# Generic-proxy shared-memory data accesses: anything one warp group could hand the other.
+# Shared-memory data one warp group could hand the other: generic-proxy accesses, and a TMA
+# load the region issues itself (one thread fills a stage both warp groups' wgmmas read, so it
+# must wait for both to be done with it: gemm_tma t128x128x128 w8 s2's explore:1 plan, whose
+# default region loads A, faulted at launch with the loop's barriers made per warp group).
 _SHARED_DATA = re.compile(
     r"\b(?:ld|st|atom|red)\.shared\b|\bldmatrix\b|\bstmatrix\b|cp\.async\.c[ag]"
+    r"|cp\.async\.bulk(?:\.tensor\.\w+)?\.shared"
 )
 _DEF = re.compile(rf"^\s*([a-z][\w.]*)\s+({_REG}),\s*(.+?);")
 # Lines that may sit between a release's barrier and its arrive.
