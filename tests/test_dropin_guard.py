@@ -253,3 +253,36 @@ def test_probe_catches_a_failure_in_make_llir(fresh_guard) -> None:
     verdict = fresh_guard.probe(job, 60)
     assert verdict.status == "error" and verdict.stage == "llir", verdict
     assert "setmaxregister" in verdict.message + verdict.stderr, verdict
+
+
+@pytest.mark.triton36
+def test_a_plan_ptxas_rejects_falls_back(isolated) -> None:  # noqa: F811
+    """explore:K goes to ptxas in the probe: Triton 3.6's ptxas cannot fit explore:1 of
+    gemm_persistent t128x256x64 relu w8 s2 in its 128 registers, and the compile falls back to
+    `optimal` with ptxas's reason instead of raising."""
+    import json
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from corpus import kernels as corpus_kernels
+    from corpus.dump import ast_source
+
+    index = json.loads((REPO_ROOT / "corpus" / "configspace" / "index.json").read_text())
+    (config,) = (
+        c["config"]
+        for c in index["configs"]
+        if (c["family"], c["name"]) == ("gemm_persistent", "t128x256x64_relu_w8_s2")
+    )
+    with dropin.partitioner("explore:1", cache=False):
+        kernel = triton.compile(
+            ast_source("gemm_persistent", config),
+            target=GPUTarget("cuda", 90, 32),
+            options=corpus_kernels.options(config),
+        )
+        report = dropin.last_compile_report().to_dict()
+    assert kernel.asm["cubin"]
+    assert report["strategy_used"] == "optimal", report
+    (fallback,) = report["fallbacks"]
+    assert fallback["strategy"] == "explore:1"
+    assert "ptxas: (C7602) Insufficient registers (128)" in fallback["reason"], fallback

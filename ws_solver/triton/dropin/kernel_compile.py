@@ -306,10 +306,14 @@ class KernelCompile:
             return
         job = self._lowering_job(annotated, requests)
         where = os.path.join(self.session.cache_dir, "lowering-probes")
-        # With the decision check on, its build to ptxas was the probe (one child run).
+        # With the decision check on, its build to ptxas was the probe (one child run). A plan
+        # of rank K > 0 goes to ptxas too: ptxas can reject one for its registers (explore:1 of
+        # gemm_persistent t128x256x64 relu w8 s2, 128 of the 154 one instruction needs), and
+        # that should fall back like a lowering failure, not stop the compile.
         verdict = self.built.get(annotated)
         if verdict is None:
-            function = BINARY_PROBE if self._checks_decision(strategy) else None
+            to_ptxas = self._checks_decision(strategy) or isinstance(strategy, Explore)
+            function = BINARY_PROBE if to_ptxas else None
             verdict = lguard.guard().probe(job, timeout, cache_dir=where, function=function)
         report = self.report
         assert report is not None

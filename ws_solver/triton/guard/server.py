@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..rewrites.chain import hopper_fix, post_pipeline
-from ..toolchain.reasons import reason_from
+from ..toolchain.reasons import headline, reason_from
 from ..toolchain.unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
@@ -229,8 +229,7 @@ def _child(request: dict, channel: int) -> None:
     try:
         facts = function(request["job"], progress)
     except Exception as e:
-        text = str(e).strip()
-        _write_fd(channel, ("error", type(e).__name__, text.splitlines()[0] if text else ""))
+        _write_fd(channel, ("error", type(e).__name__, headline(e)))
         return
     # A probe may return facts about what it built (probe_binary, probe_stock): plain data.
     _write_fd(channel, ("ok", facts) if isinstance(facts, dict) else ("ok",))
