@@ -27,6 +27,7 @@ from ..model.target import Target
 from ..model.unspecialized import single_partition_plan
 from .build import encode
 from .decode import decode, fit, plan_values
+from .descent import descend
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
 # CP-SAT's full-problem subsolvers, which take turns with its LNS workers (more than one
@@ -49,6 +50,12 @@ REFUTATION_SUBSOLVERS = ("core", "no_lp", "quick_restart_no_lp")
 # of that its optimizing search gets before the refutation (`least_ii`).
 FIRST_PHASE_SHARE = 0.9
 OPTIMIZE_SHARE = 0.8
+# When the optimizing search ends with its best II more than FAR_GAP above its bound, the
+# refutation ("II < best") has no chance in the time left: on sm_100 models the partition
+# descent (`descent.py`) gets that time instead, and the refutation what the descent leaves.
+# Measured on the scale families (benchmarks/results/2026-12-06-partition-descent).
+FAR_GAP = 0.1
+DESCENT_SUBSOLVERS = ("default_lp",)
 # Loops of more nodes get the heuristic's plan, reported as too large for an exact solve
 # (`stopped_by` LOOP_SIZE): building the model takes about 1-3.5 ms a node (3,000 scalar ops:
 # 3.5 s alone, 10.7 s on 2 cores shared four ways), and its slowest step a fifth of that, so
@@ -276,6 +283,10 @@ def least_ii(enc: Encoding, budget: SolverBudget, prover: Callable[[], Encoding]
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return LeastII(best.status_name(status), None, _bound(best), spent, first, stopped)
     bound, proof, proven = int(best.best_objective_bound), None, status == cp_model.OPTIMAL
+    least = int(best.value(enc.ii))
+    if not proven and least - bound > FAR_GAP * least and _descends(enc.target):
+        lower, used = descend(enc, best, budget.limited(time_limit - spent), _descent_parameters)
+        best, spent = lower or best, spent + used
     while not proven and spent < time_limit:
         if deadline.left() <= (0 if proof else enc.built_s):
             stopped = "wall clock"  # no time to build the proof model (as long as `enc` took)
@@ -302,6 +313,17 @@ def least_ii(enc: Encoding, budget: SolverBudget, prover: Callable[[], Encoding]
         proven = status == cp_model.OPTIMAL
     name = "OPTIMAL" if proven else "FEASIBLE"
     return LeastII(name, best, bound, spent, first, "" if proven else stopped)
+
+
+def _descends(target: Target) -> bool:
+    """Whether a search far from its bound goes on with the partition descent: on models
+    whose MMAs accumulate in tensor memory (sm_100), where it was measured."""
+    return not target.mma_accumulator_in_registers
+
+
+def _descent_parameters(solver: cp_model.CpSolver, budget: SolverBudget) -> None:
+    """One neighbourhood of the descent: a small model, one worker, CP-SAT's default search."""
+    solver_parameters(solver, replace(budget, workers=1), DESCENT_SUBSOLVERS)
 
 
 def _bound(solver: cp_model.CpSolver) -> int:

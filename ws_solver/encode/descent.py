@@ -1,0 +1,87 @@
+"""`descend`: lower a solution's II by solving again a few of its partitions at a time.
+
+A neighbourhood of a solution frees the nodes of two or three of its partitions (or of two
+and an unused one) to move among those partitions; every other partition keeps exactly its
+nodes, while warps, registers, channels and depths stay free. A partition's busy time is a
+term of the II, so these are the moves that can lower it: CP-SAT's own LNS draws random
+neighbourhoods and stops 12-23% above the best known plan of the 155-op attention loop at
+10 s, where this descent after an LNS-only search reaches it on some seeds
+(benchmarks/results/2026-12-06-partition-descent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import combinations
+
+from ortools.sat.python import cp_model
+
+from ..core.options import SolverBudget
+from .variables import Encoding
+
+# The most deterministic seconds one neighbourhood may take: most are settled (a better
+# plan or none) in a few hundredths; a longer one is cut off and the next tried.
+STEP_LIMIT = 0.5
+
+Configure = Callable[[cp_model.CpSolver, SolverBudget], None]
+
+
+def neighbourhoods(used: list[int], unused: list[int]) -> list[tuple[int, ...]]:
+    """The partition sets a step frees: pairs, then triples of used partitions, then one or
+    two used ones with the first unused one (a split)."""
+    pairs = list(combinations(used, 2))
+    splits = [(*part, unused[0]) for part in [*combinations(used, 1), *pairs]] if unused else []
+    return [*pairs, *combinations(used, 3), *splits]
+
+
+def descend(
+    enc: Encoding, start: cp_model.CpSolver, budget: SolverBudget, configure: Configure
+) -> tuple[cp_model.CpSolver | None, float]:
+    """First-improvement descent from `start`'s solution of `enc.model` until no
+    neighbourhood has a lower II or `budget` is spent: the solver holding the best solution
+    found (None when none beats `start`) and the deterministic seconds spent. A neighbourhood
+    is `enc.model` with more constraints, so its solution is one of `enc.model`."""
+    spent, best, current = 0.0, None, start
+    least = int(start.value(enc.ii))
+    improved = True
+    while improved:
+        improved = False
+        used = [p for p in range(enc.partitions) if current.value(enc.used[p])]
+        unused = [p for p in range(enc.partitions) if p not in used]
+        for free in neighbourhoods(used, unused):
+            rest = budget.time_limit - spent
+            if rest <= 0 or budget.deadline.left() <= 0:
+                return best, spent
+            step = budget.limited(min(STEP_LIMIT, rest))
+            solver, status = _lower(enc, current, set(free), least, step, configure)
+            spent += solver.deterministic_time
+            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                current = best = solver
+                least, improved = int(solver.value(enc.ii)), True
+                break
+    return best, spent
+
+
+def _lower(
+    enc: Encoding,
+    current: cp_model.CpSolver,
+    free: set[int],
+    least: int,
+    budget: SolverBudget,
+    configure: Configure,
+) -> tuple[cp_model.CpSolver, cp_model.CpSolverStatus]:
+    """CP-SAT on `enc.model` with the partitions outside `free` fixed to `current`'s nodes
+    and II below `least`, hinted with `current`'s solution."""
+    model = enc.model.clone()
+    model.clear_hints()
+    for index, value in enumerate(current.response_proto.solution):
+        model.add_hint(model.get_int_var_from_proto_index(index), value)
+    for (_, p), x in enc.x.items():
+        if p not in free:
+            model.add(model.get_int_var_from_proto_index(x.index) == current.value(x))
+    ii = model.get_int_var_from_proto_index(enc.ii.index)
+    model.add(ii < least)
+    model.minimize(ii)
+    solver = cp_model.CpSolver()
+    configure(solver, budget)
+    return solver, solver.solve(model)
