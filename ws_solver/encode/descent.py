@@ -1,11 +1,12 @@
 """`descend`: lower a solution's II by solving again a few of its partitions at a time.
 
-A neighbourhood of a solution frees the nodes of two or three of its partitions (or of two
-and an unused one) to move among those partitions; every other partition keeps exactly its
-nodes, while warps, registers, channels and depths stay free. A partition's busy time is a
-term of the II, so these are the moves that can lower it: CP-SAT's own LNS draws random
-neighbourhoods and stops 12-23% above the best known plan of the 155-op attention loop at
-10 s, where this descent after an LNS-only search reaches it on some seeds
+A neighbourhood of a solution frees the nodes of two or three of its partitions (or of one
+or two and an unused one: a split) to move among those partitions; every other partition
+keeps exactly its nodes, while warps, registers, channels and depths stay free. A
+partition's busy time is a term of the II, so these are the moves that can lower it, where
+CP-SAT's own LNS draws random neighbourhoods. `solve` runs it where its search ends far from
+its bound (`least_ii`): on the scale families no run got worse and 13 of 100 better; the
+155-op attention loop still stops 8-23% above its best known plan at 10 s
 (benchmarks/results/2026-12-06-partition-descent).
 """
 
@@ -19,8 +20,9 @@ from ortools.sat.python import cp_model
 from ..core.options import SolverBudget
 from .variables import Encoding
 
-# The most deterministic seconds one neighbourhood may take: most are settled (a better
-# plan or none) in a few hundredths; a longer one is cut off and the next tried.
+# The most deterministic seconds one neighbourhood may take: on small loops one is settled
+# (a better plan or none) in hundredths; on the 155-op loop many run this long and are cut
+# off, and the next is tried.
 STEP_LIMIT = 0.5
 
 Configure = Callable[[cp_model.CpSolver, SolverBudget], None]
@@ -62,6 +64,14 @@ def descend(
     return best, spent
 
 
+def hint_solution(model: cp_model.CpModel, solver: cp_model.CpSolver) -> None:
+    """Hint every variable of `model` with `solver`'s solution (of a model with the same
+    variables: `model` itself, or a clone with more constraints)."""
+    model.clear_hints()
+    for index, value in enumerate(solver.response_proto.solution):
+        model.add_hint(model.get_int_var_from_proto_index(index), value)
+
+
 def _lower(
     enc: Encoding,
     current: cp_model.CpSolver,
@@ -73,9 +83,7 @@ def _lower(
     """CP-SAT on `enc.model` with the partitions outside `free` fixed to `current`'s nodes
     and II below `least`, hinted with `current`'s solution."""
     model = enc.model.clone()
-    model.clear_hints()
-    for index, value in enumerate(current.response_proto.solution):
-        model.add_hint(model.get_int_var_from_proto_index(index), value)
+    hint_solution(model, current)
     for (_, p), x in enc.x.items():
         if p not in free:
             model.add(model.get_int_var_from_proto_index(x.index) == current.value(x))

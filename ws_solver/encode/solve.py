@@ -27,7 +27,7 @@ from ..model.target import Target
 from ..model.unspecialized import single_partition_plan
 from .build import encode
 from .decode import decode, fit, plan_values
-from .descent import descend
+from .descent import descend, hint_solution
 from .variables import LIMIT_GROUPS, EncodeOptions, Encoding
 
 # CP-SAT's full-problem subsolvers, which take turns with its LNS workers (more than one
@@ -223,7 +223,7 @@ def search(
             first.status, None, None, bound, spent, first.first_solution, first.stopped_by
         )
     lower = first.bound * weight
-    _hint_solution(enc, best)
+    hint_solution(enc.model, best)
     # II between the proven bound and the best found (equal once proven): the second phase
     # does not prove the first phase's bound again.
     least, most = first.bound, int(best.value(enc.ii))
@@ -330,14 +330,6 @@ def _bound(solver: cp_model.CpSolver) -> int:
     """The least II `solver` proved before it stopped without a plan (0 if it proved none)."""
     bound = solver.best_objective_bound
     return max(0, math.ceil(bound)) if math.isfinite(bound) else 0
-
-
-def _hint_solution(enc: Encoding, solver: cp_model.CpSolver) -> None:
-    """Hint every variable of `enc` with `solver`'s solution (of the same model)."""
-    model = enc.model
-    model.clear_hints()
-    for index, value in enumerate(solver.response_proto.solution):
-        model.add_hint(model.get_int_var_from_proto_index(index), value)
 
 
 def _minimize_ii(enc: Encoding, budget: SolverBudget):
