@@ -1,7 +1,9 @@
-"""The wgmma wait sinking is withheld from 2-stage loops without stage releases (a race on
-the H200), and kept where it was measured deterministic."""
+"""The wgmma wait sinking is withheld from one-warp-group kernels (wrong results on the
+H100) and from 2-stage loops without stage releases (a race on the H200), and kept where it
+was measured right and deterministic."""
 
 from ws_solver.triton.rewrites.chain import (
+    ONE_WARP_GROUP,
     OVERLAP_CONTAINED,
     SinkWgmmaWaits,
     Ttgir,
@@ -16,16 +18,24 @@ def kinds(stages, num_warps=4, releases=True):
     return [type(r) for r in post.rewrites]
 
 
-def test_two_stage_one_warp_group_loops_keep_their_waits():
-    assert Withheld in kinds(2) and SinkWgmmaWaits not in kinds(2)
-    assert overlap_contained(2, keep_releases=False)
+def test_one_warp_group_kernels_keep_their_waits_at_every_stage_count():
+    for stages in (2, 3, 4, None):
+        assert Withheld in kinds(stages) and SinkWgmmaWaits not in kinds(stages)
+        assert overlap_contained(4, stages, keep_releases=False) == ONE_WARP_GROUP
 
 
-def test_three_stages_or_releases_kept_sink_as_before():
-    assert SinkWgmmaWaits in kinds(3)
+def test_two_warp_groups_sink_unless_two_stages_have_no_release_to_hold_them():
     assert SinkWgmmaWaits in kinds(2, num_warps=8)  # two warp groups keep their releases
+    assert SinkWgmmaWaits in kinds(3, num_warps=8, releases=False)
+    assert SinkWgmmaWaits in kinds(None, num_warps=8, releases=False)  # stages unknown
     assert Withheld in kinds(2, num_warps=8, releases=False)
-    assert SinkWgmmaWaits in kinds(None)  # stages unknown: as before
+    assert overlap_contained(8, 2, keep_releases=False) == OVERLAP_CONTAINED
+    assert overlap_contained(8, 3, keep_releases=False) is None
+
+
+def test_the_overlap_switched_off_is_not_reported_as_withheld():
+    post = post_pipeline(90, 4, (), True, False, None, True, 3)
+    assert not any(isinstance(r, (Withheld, SinkWgmmaWaits)) for r in post.rewrites)
 
 
 def test_withheld_rewrite_leaves_the_module_and_says_so():

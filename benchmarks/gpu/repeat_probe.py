@@ -1,8 +1,10 @@
 """Launch compiled variants many times on the same inputs and report where outputs differ
 bitwise (a race), on the GPU machine. Each argument is KERNEL:CONFIG:STRATEGY (the bench's
-strategy names, e.g. none, forced, triton, none~ov0); the sweep's configs are known too.
+strategy names, e.g. none, forced, triton, none~ov0); the sweep's configs are known too,
+and those of every extra-configs JSON named with --configs.
 
     python3 benchmarks/gpu/repeat_probe.py attention_fwd:d128_m128n64_w4_s2_ahead:none
+    python3 benchmarks/gpu/repeat_probe.py --configs more.json attention_fwd:NAME:none~ov0
 
 Writes $OUT/racy.json (or ./racy.json): per variant, its cubin digest, how many of the
 launches after the first differ from it, and up to 8 of them (output, elements, largest
@@ -75,10 +77,13 @@ def probe(kernel: str, config: str, strategy: str) -> dict:
 def main() -> int:
     from benchmarks.common.bench_compile import add_extra_configs
 
-    specs = sys.argv[1:]
+    specs, extra = sys.argv[1:], [SWEEP]
     if {"-h", "--help"} & set(specs):
         print(__doc__)
         return 0
+    while specs[:1] == ["--configs"] and len(specs) > 1:
+        extra.append(specs[1])
+        specs = specs[2:]
     wrong = [s for s in specs if s.count(":") != 2]
     if not specs or wrong:
         print(
@@ -86,7 +91,8 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    add_extra_configs(SWEEP)
+    for path in extra:
+        add_extra_configs(path)
     out = {}
     for spec in specs:
         kernel, config, strategy = spec.split(":")

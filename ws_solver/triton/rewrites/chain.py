@@ -29,7 +29,12 @@ from ...model.target import Target, target_for
 from .overlap import OverlapReport, sink_wgmma_waits_in
 from .pingpong import take_turns
 from .wgmma import ARRIVE, WAIT
-from .wgrelease import has_two_warp_groups, release_per_warp_group, release_ring_depth
+from .wgrelease import (
+    WARP_GROUP_THREADS,
+    has_two_warp_groups,
+    release_per_warp_group,
+    release_ring_depth,
+)
 
 WARP_SPECIALIZE = "ttg.warp_specialize"
 _REGION = re.compile(r"^\s*partition(\d+)\(.*\)\s*num_warps\((\d+)\)\s*\{\s*$")
@@ -228,24 +233,41 @@ class PostPipeline:
         ]
 
 
-# A containment, not a root cause: on the H200 (Triton 3.6) the wait sinking made a 4-warp
-# 2-stage attention kernel with S one block ahead racy, unspecialized and specialized alike
-# (1-5 of 199 launches differed in 1,000-4,000 elements of O by up to 0.035), and the same
-# kernels without it were deterministic (0 of 199, twice); at 3 stages three such kernels
-# were deterministic with it (benchmarks/results/2026-12-04-configspace-h200/racy.md).
-# 8-warp consumers that keep their releases (keep_releases) were deterministic at 2 stages
-# in every earlier run and keep the move.
+# Containments, not root causes (benchmarks/results/2026-12-04-configspace-h200/racy.md,
+# 2026-12-06-attention-oos-h200):
+# - On the H200 (Triton 3.6) the wait sinking made a 4-warp 2-stage attention kernel with S
+#   one block ahead racy (1-5 of 199 launches differed in O by up to 0.035), unspecialized
+#   and specialized alike; without it the same kernels were deterministic (0 of 199, twice).
+# - On an H100 the same shape at 3 and 4 stages (attention d128 m128n64 w4, S ahead, causal
+#   or not: configurations the config-space sweep had not timed) computed wrong O with it
+#   (rel err 0.045-0.075; at 3 stages 199 of 199 launches differed) and right O without it
+#   (0 of 199). The wait there passes softmax only, no other wgmma; every such kernel sits
+#   at ptxas's 255 registers with spills. A one-warp-group kernel holds a whole tile's
+#   registers in 128 threads, so none gets the move. The price, on the 25 4-warp attention
+#   configs it changes (stock Triton 3.6 compiles none of them): of the 22 timed both ways,
+#   18 run within 3%, three d64 m128n64 `ahead` kernels 4-10% slower, and causal d128
+#   m128n64 s4 `ahead` 5.1x slower (the shape that is wrong at s3 with the move).
+# 8-warp consumers that keep their stage releases (keep_releases) were right and
+# deterministic with it at every stage count measured, and keep the move.
 OVERLAP_MIN_STAGES = 3
 OVERLAP_CONTAINED = (
     "wgmma overlap off: a 2-stage loop whose waits could pass its stage reuse (a race measured "
     "on the H200)"
 )
+ONE_WARP_GROUP = (
+    "wgmma overlap off: one warp group, whose waits sunk under the softmax gave wrong results "
+    "(measured on the H100)"
+)
 
 
-def overlap_contained(num_stages: int | None, keep_releases: bool) -> bool:
-    """Whether the wait sinking is withheld: fewer than OVERLAP_MIN_STAGES stages and no
-    stage release to hold the waits."""
-    return num_stages is not None and num_stages < OVERLAP_MIN_STAGES and not keep_releases
+def overlap_contained(num_warps: int, num_stages: int | None, keep_releases: bool) -> str | None:
+    """Why the wait sinking is withheld (None: it is not): a one-warp-group kernel, or fewer
+    than OVERLAP_MIN_STAGES stages and no stage release to hold the waits."""
+    if num_warps * 32 <= WARP_GROUP_THREADS:
+        return ONE_WARP_GROUP
+    if num_stages is not None and num_stages < OVERLAP_MIN_STAGES and not keep_releases:
+        return OVERLAP_CONTAINED
+    return None
 
 
 def post_pipeline(
@@ -262,15 +284,16 @@ def post_pipeline(
     requests (when `apply_registers` and there are plans), then on sm_90 the wgmma overlap
     (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted). A consumer
     whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
-    warp groups) keeps its releases where they are (overlap.py says why). Not below
-    OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
+    warp groups) keeps its releases where they are (overlap.py says why). Not in a
+    one-warp-group kernel, nor below OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
     rewrites: list[Rewrite[Ttgir]] = []
     if requests and apply_registers:
         rewrites.append(ApplyRegisters(requests, target_for(capability)))
     if capability // 10 == 9:
         keep = releases_per_warp_group and has_two_warp_groups(num_warps)
-        if overlap and overlap_contained(num_stages, keep):
-            rewrites.append(Withheld("overlap", OVERLAP_CONTAINED))
+        withheld = overlap_contained(num_warps, num_stages, keep) if overlap else None
+        if withheld:
+            rewrites.append(Withheld("overlap", withheld))
         elif overlap:
             rewrites.append(SinkWgmmaWaits(keep_releases=keep))
         rewrites.append(hopper or Unavailable("hopper", "hopper fix unavailable"))

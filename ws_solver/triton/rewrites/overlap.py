@@ -42,6 +42,9 @@ gemm_cond_reset: ``benchmarks/results/2026-12-01-triton39-h200-run4``).
 
 The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
 wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
+That trust failed in one-warp-group kernels at ptxas's register cap: 4-warp attention d128
+m128n64 with S ahead computed wrong O with the move (``chain.overlap_contained`` withholds
+it from every one-warp-group kernel).
 
 Not done, on purpose: splitting a wait so that a reader of only its older values goes
 first (a ``pendings > 0`` wait for last iteration's P·V, the full one further down). It is
