@@ -11,6 +11,7 @@ from ws_solver import ir
 from ws_solver.model.cost import evaluate
 from ws_solver.model.cost_table import cost_table
 from ws_solver.model.decision import (
+    NO_FLOOR,
     TILE_LOOP_FLOOR,
     below_floor,
     specialize_floor,
@@ -61,14 +62,16 @@ def test_a_tile_loop_has_no_shared_stall() -> None:
 
 
 def test_floor_applies_to_tile_loops_only() -> None:
+    target = target_for("sm_90", "3.6.0")
     (tile,) = graphs(CORPUS / "gemm_persistent.t128x256x64_relu_w8_s3.sm90.ttgir")
     (attention,) = graphs(CORPUS / "attention_fwd.d128_m128n128_w8_s2.sm90.ttgir")[:1]
-    assert specialize_floor(tile) == TILE_LOOP_FLOOR
-    assert specialize_floor(attention) == 0.0
-    assert not specializing_pays(4456, 4476, TILE_LOOP_FLOOR)  # 0.45%: within the error
-    assert specializing_pays(4456, 4476, 0.0)
-    assert specializing_pays(4000, 4476, TILE_LOOP_FLOOR)  # 10.6%
-    assert "0.4%" in below_floor(4456, 4476, TILE_LOOP_FLOOR)
+    floor = specialize_floor(tile, target)
+    assert floor.gain == TILE_LOOP_FLOOR
+    assert specialize_floor(attention, target) == NO_FLOOR
+    assert not specializing_pays(4456, 4476, floor)  # 0.45%: within the error
+    assert specializing_pays(4456, 4476, NO_FLOOR)
+    assert specializing_pays(4000, 4476, floor)  # 10.6%
+    assert "0.4%" in below_floor(4456, 4476, floor)
 
 
 @pytest.mark.parametrize("strategy", ["heuristic", "optimal"])

@@ -63,7 +63,7 @@ def decide(
     ii_single = evaluate(single, graph, target).ii
     if ii >= ii_single and not force:
         return single, f"not specialized: no better than one partition (II {ii} vs {ii_single})"
-    floor = specialize_floor(graph)
+    floor = specialize_floor(graph, target)
     if not specializing_pays(ii, ii_single, floor) and not force:
         return single, below_floor(ii, ii_single, floor)
     return plan, f"specialized: {len(plan.partitions)} partitions (II {ii} vs {ii_single})"

@@ -14,12 +14,15 @@ the margin. A smaller modeled gain is not evidence that the optimum is faster in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import inf
 
 # The 90th percentile of |measured - modeled| relative time difference on the sweep (defined
 # with the solve options whose default it is).
 from ..core.options import DEPARTURE_MARGIN
+from .cost_table import cost_table
 from .graph import LoopGraph
-from .mma_stalls import stores_tile
+from .mma_stalls import computed_ahead, stores_tile
+from .target import Target
 
 
 @dataclass(frozen=True)
@@ -63,25 +66,64 @@ def departure(
 # faster specialized and ran 5-9% faster (2026-12-02-triton39-h200-run18).
 TILE_LOOP_FLOOR = 0.026
 
+# A loop that computes a wgmma one iteration ahead (`computed_ahead`) already overlaps its MMAs
+# with the rest of its iteration unspecialized; specialized, it adds a hand-off to every
+# iteration, which a short step cannot hide. On the config-space sweep (H200, both Triton
+# versions) attention d64 m128n64 w8 `ahead` at 3 stages, whose MMAs take 512 tensor cycles
+# an iteration, ran 10-13% slower specialized (4 configs), while the `ahead` loops of 1024
+# (d64 m128n128, d128 m128n64) ran 6.5-9.8% faster (3.9; 4 configs): the model sees neither
+# (its gains: +0.7 to +14.2% for the first, +0.8 to +7.1% for the second). Out of sample
+# (2026-12-06-attention-oos-h200, an H100): the 512-cycle shape at 2 and 4 stages, causal or
+# not, ran 6.7-14.8% slower specialized on both versions (8 of 8), the 1024- and 2048-cycle
+# ones 3.7-19.3% faster (3.9, 10 of 10). No loop between 512 and 1024 was measured: the rule
+# takes the edge the data show, so that it turns off only what was measured to lose.
+SHORT_AHEAD_TENSOR_CYCLES = 512
 
-def specialize_floor(graph: LoopGraph) -> float:
-    """The least modeled gain over one partition that specializes `graph`'s loop."""
-    return TILE_LOOP_FLOOR if stores_tile(graph) else 0.0
+
+@dataclass(frozen=True)
+class Floor:
+    """The least modeled gain over one partition that specializes a loop, and the kind of
+    loop that sets it (for reports); an infinite gain: the loop is never specialized."""
+
+    gain: float
+    loop: str = ""
 
 
-def specializing_pays(ii: int, single_ii: int, floor: float) -> bool:
+NO_FLOOR = Floor(0.0)
+
+
+def specialize_floor(graph: LoopGraph, target: Target) -> Floor:
+    """The floor for `graph`'s loop on `target`."""
+    table = cost_table(graph, target)
+    ahead = computed_ahead(graph, table.wgmmas)
+    tensor = sum(table.nodes[n].units.get("tensor", 0) for n in table.wgmmas)
+    if ahead and tensor <= SHORT_AHEAD_TENSOR_CYCLES:
+        loop = (
+            f"a loop that computes a wgmma ahead, whose MMAs take {tensor} tensor cycles an "
+            f"iteration (at most {SHORT_AHEAD_TENSOR_CYCLES}: too short a step to hide the "
+            "hand-offs)"
+        )
+        return Floor(inf, loop)
+    if stores_tile(graph):
+        return Floor(TILE_LOOP_FLOOR, "a loop that stores its tile")
+    return NO_FLOOR
+
+
+def specializing_pays(ii: int, single_ii: int, floor: Floor) -> bool:
     """Whether a specialized plan of II `ii` beats one partition's `single_ii` by more than
-    `floor` of the latter."""
-    return single_ii > 0 and (single_ii - ii) / single_ii > floor
+    `floor`'s gain of the latter."""
+    return single_ii > 0 and (single_ii - ii) / single_ii > floor.gain
 
 
-def below_floor(ii: int, single_ii: int, floor: float) -> str:
+def below_floor(ii: int, single_ii: int, floor: Floor) -> str:
     """The reason a specialized plan gives way to one partition, for reports."""
     gain = 100 * (single_ii - ii) / single_ii if single_ii > 0 else 0.0
+    compared = f"modeled gain {gain:.1f}% over one partition (II {ii} vs {single_ii})"
+    if floor.gain == inf:
+        return f"not specialized: {floor.loop}; {compared}"
     return (
-        f"not specialized: modeled gain {gain:.1f}% over one partition (II {ii} vs "
-        f"{single_ii}) is within the model's error on a loop that stores its tile "
-        f"({100 * floor:.1f}%)"
+        f"not specialized: {compared} is within the model's error on {floor.loop} "
+        f"({100 * floor.gain:.1f}%)"
     )
 
 

@@ -71,6 +71,19 @@ def _accumulates(graph: LoopGraph, node_id: int) -> bool:
     )
 
 
+def computed_ahead(graph: LoopGraph, wgmmas) -> tuple[int, ...]:
+    """The wgmmas (of `wgmmas`) whose result only the next iteration reads, and not as their
+    own accumulator: a product computed one iteration ahead of its use (attention's S = QK^T
+    with FlashAttention-3's intra-warp-group overlap written into the kernel)."""
+    return tuple(
+        n
+        for n in wgmmas
+        if not any(_read_in_iteration(graph, e) for e in graph.out_edges(n))
+        and any(e.distance == 1 for e in graph.out_edges(n))
+        and not _accumulates(graph, n)
+    )
+
+
 def _wgmma_k_bytes(mma) -> int:
     """Bytes of K one stage feeds a wgmma per row of its operands (K x the element's bytes):
     128 is one 128-byte swizzled row (4 wgmma K-steps of 32 bytes); a 128x128 fp16 TMA tile's

@@ -184,7 +184,7 @@ def _solve_loop(
         return plan, reason if blocked else f"infeasible: {why} cannot all hold", details
     if plan.specialized and result.ii is not None:
         single_ii = evaluate(single_partition_plan(graph, target, strategy), graph, target).ii
-        floor = specialize_floor(graph)
+        floor = specialize_floor(graph, target)
         if not specializing_pays(result.ii, single_ii, floor):
             details |= {"optimum_ii": result.ii, "optimum_objective": result.objective}
             single = single_partition_plan(graph, target, Strategy.OPTIMAL)

@@ -2,8 +2,8 @@
 markdown: per configuration the model's decision and modeled gain (modeled36/39.json, written
 by modeled.py from `corpus.configspace dump` TTGIR) beside the measured gain of a specialized
 kernel over the unspecialized one (ours where `optimal` specialized, else stock's, else the
-heuristic's), under Triton 3.6 (the sweep's H200 run and this run's H100 run: each config's
-times come from one run) and Triton 3.9 (the sweep's H200 run). From the repository root:
+heuristic's), under Triton 3.6 and 3.9 (each the sweep's H200 run and this folder's H100
+run: each config's times come from one run). From the repository root:
 
     python3 benchmarks/recorded/2026-12-06-attention-oos-h200/tables.py > decisions.md
 """
@@ -19,7 +19,10 @@ RUNS = {
         (f"{SWEEP}/triton36-persistent-attention/results.json", "H200, sweep"),
         (f"{HERE}/attn36/results.json", "H100, out of sample"),
     ],
-    "3.9": [(f"{SWEEP}/triton39-persistent-attention/results.json", "H200, sweep")],
+    "3.9": [
+        (f"{SWEEP}/triton39-persistent-attention/results.json", "H200, sweep"),
+        (f"{HERE}/attn39/results.json", "H100, out of sample"),
+    ],
 }
 
 

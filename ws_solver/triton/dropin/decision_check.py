@@ -11,8 +11,14 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    the modeled gain is above that target's margin. Otherwise the kernel takes stock's
    decision, with ws_solver's plan inside it.
 2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
-   the one that spills fewer bytes is kept: the model's register estimate is a model,
-   ptxas's count is the fact. ptxas's note that it serialized the wgmmas is recorded but
+   kept when it spills at most half as many bytes (`relieves`; none at all, the case the
+   check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
+   kernel without a spill): the model's register estimate is a model, ptxas's count is the
+   fact. A small difference between two spilling kernels decides nothing: over the sm_90
+   config space a swap to 2-29% fewer bytes was made in 10 Triton 3.6 configurations, none
+   ran faster for it, and 4-warp d64 m128n128 `ahead` ran 1.5x slower
+   (benchmarks/results/2026-12-06-attention-oos-h200). Half is a policy between those two
+   measured ends, not a fit. ptxas's note that it serialized the wgmmas is recorded but
    decides nothing by itself (on the H200 it comes with fast kernels too).
 
 The other decision of an unspecialized kernel is the heuristic's plan forced to specialize,
@@ -112,6 +118,14 @@ def better(chosen: Built, other: Built) -> bool:
     return chosen.usage.worse_than(other.usage)
 
 
+def relieves(chosen: Built, other: Built) -> bool:
+    """Whether `other` spills at most half the bytes the spilling `chosen` does."""
+    if not (chosen.ok and other.ok):
+        return False
+    assert chosen.usage is not None and other.usage is not None
+    return 2 * other.usage.spilled_bytes <= chosen.usage.spilled_bytes
+
+
 @dataclass
 class Settled:
     """The candidate kept and the report's record of how."""
@@ -189,7 +203,7 @@ def settle(
             chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
-        if better(chosen_built, alt_built):
+        if relieves(chosen_built, alt_built):
             assert chosen_built.usage is not None and alt_built.usage is not None
             record |= {
                 "rule": "spill check",
