@@ -110,20 +110,24 @@ def modeled_gain(ours: Candidate, other: Candidate) -> float | None:
     return (theirs - mine) / mine
 
 
+def _usages(chosen: Built, other: Built) -> tuple[BinaryUsage, BinaryUsage] | None:
+    """Both builds' ptxas usage, or None when either has none."""
+    if not (chosen.ok and other.ok):
+        return None
+    assert chosen.usage is not None and other.usage is not None
+    return chosen.usage, other.usage
+
+
 def better(chosen: Built, other: Built) -> bool:
     """Whether `other` is strictly less spilled than `chosen` (ties keep the chosen one)."""
-    if not (chosen.ok and other.ok):
-        return False
-    assert chosen.usage is not None and other.usage is not None
-    return chosen.usage.worse_than(other.usage)
+    usages = _usages(chosen, other)
+    return usages is not None and usages[0].worse_than(usages[1])
 
 
 def relieves(chosen: Built, other: Built) -> bool:
     """Whether `other` spills at most half the bytes the spilling `chosen` does."""
-    if not (chosen.ok and other.ok):
-        return False
-    assert chosen.usage is not None and other.usage is not None
-    return 2 * other.usage.spilled_bytes <= chosen.usage.spilled_bytes
+    usages = _usages(chosen, other)
+    return usages is not None and 2 * usages[1].spilled_bytes <= usages[0].spilled_bytes
 
 
 @dataclass

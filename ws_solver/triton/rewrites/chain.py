@@ -30,7 +30,7 @@ from .overlap import OverlapReport, sink_wgmma_waits_in
 from .pingpong import take_turns
 from .wgmma import ARRIVE, WAIT
 from .wgrelease import (
-    WARP_GROUP_THREADS,
+    has_one_warp_group,
     has_two_warp_groups,
     release_per_warp_group,
     release_ring_depth,
@@ -263,7 +263,7 @@ ONE_WARP_GROUP = (
 def overlap_contained(num_warps: int, num_stages: int | None, keep_releases: bool) -> str | None:
     """Why the wait sinking is withheld (None: it is not): a one-warp-group kernel, or fewer
     than OVERLAP_MIN_STAGES stages and no stage release to hold the waits."""
-    if num_warps * 32 <= WARP_GROUP_THREADS:
+    if has_one_warp_group(num_warps):
         return ONE_WARP_GROUP
     if num_stages is not None and num_stages < OVERLAP_MIN_STAGES and not keep_releases:
         return OVERLAP_CONTAINED

@@ -122,6 +122,11 @@ def has_two_warp_groups(default_warps: int) -> bool:
     return default_warps * 32 == 2 * WARP_GROUP_THREADS
 
 
+def has_one_warp_group(warps: int) -> bool:
+    """This many warps make one warp group at most."""
+    return warps * 32 <= WARP_GROUP_THREADS
+
+
 def release_per_warp_group(
     ptx: str, default_warps: int, ring_slots: int
 ) -> tuple[str, ReleaseReport]:
