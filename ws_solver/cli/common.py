@@ -115,26 +115,26 @@ def positive_float(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+def integer_at_least(text: str, least: int, what: str = "") -> int:
+    """argparse type body: an integer >= `least`; `what` names it in the message."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"not {what or 'an integer'}: {text!r}") from None
+    if value < least:
+        must = f"{what} must" if what else "must"
+        raise argparse.ArgumentTypeError(f"{must} be >= {least}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    return integer_at_least(text, 1)
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: an integer >= 0 (loop indices, seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    return integer_at_least(text, 0)
 
 
 def argument_type(check: Callable[[str], object], name: str) -> Callable[[str], object]:

@@ -11,6 +11,7 @@ from .common import (
     check_distinct,
     check_output,
     find_ttgir,
+    integer_at_least,
     load_graphs,
     report,
     write_output,
@@ -107,10 +108,4 @@ def _count(n: int, noun: str) -> str:
 
 
 def _loop_index(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a loop index: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"loop index must be >= 0, got {value}")
-    return value
+    return integer_at_least(text, 0, "a loop index")
