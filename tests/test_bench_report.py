@@ -215,3 +215,16 @@ def test_sustained_timing_binds_each_variant_and_rates_it_against_the_vendor(mon
     assert vendor_row["sustained"]["rate"] == pytest.approx(100.0)
     assert [r["bench"]["sustained"]["ratio_to_vendor"] for r in rows] == pytest.approx([1.1, 0.9])
     assert all(len(r["bench"]["sustained"]["rounds"]) == 2 for r in rows)
+
+
+def test_a_decision_check_choice_is_not_a_fallback() -> None:
+    """The drop-in's decision check may build another strategy's kernel; only a failed attempt
+    (`dropin.fallbacks`) makes the row a fallback."""
+
+    def row(fallbacks: list[dict]) -> dict:
+        dropin = {"strategy_used": "none", "fallbacks": fallbacks, "decision": {"rule": "r"}}
+        return {"strategy": "optimal", "compile": {"dropin": dropin}, "verify": {"passed": True}}
+
+    assert bench_strategies.status_of(row([])) == "ok"
+    assert bench_strategies.status_of(row([{"strategy": "optimal"}])) == "FALLBACK->none"
+    assert not bench_strategies.is_our_failure(row([]))

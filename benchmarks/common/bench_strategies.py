@@ -60,9 +60,12 @@ def status_of(row: dict) -> str:
     comp = row.get("compile") or {}
     if comp.get("error"):
         return "COMPILE-ERROR"
-    used = (comp.get("dropin") or {}).get("strategy_used")
+    dropin = comp.get("dropin") or {}
+    used = dropin.get("strategy_used")
     asked = DROPIN_SETTINGS.get(row["strategy"], (row["strategy"],))[0]
-    if row["strategy"] in DROPIN and used and used != asked:
+    # Another strategy's kernel with no failed attempt is the decision check's choice
+    # (`dropin.decision` says why): the strategy working as built, not a fallback.
+    if row["strategy"] in DROPIN and used and used != asked and dropin.get("fallbacks"):
         return f"FALLBACK->{used}"
     ver = row.get("verify")
     if ver is None:
