@@ -26,7 +26,7 @@ for kinds in ({NodeKind.LOAD, NodeKind.MMA}, {NodeKind.LOAD}):
         S.add_hint(enc, res.plan)
         chosen = {n.id for n in graph.nodes if n.kind in kinds}
         free = {x.index for (n, p), x in enc.x.items() if n in chosen}
-        for (n, p), x in enc.x.items():
+        for x in enc.x.values():
             if x.index not in free:
                 enc.model.add(x == vals[x.index])
         names = {v.name: i for i, v in enumerate(enc.model.proto.variables)}
