@@ -269,3 +269,15 @@ def test_a_target_pickles_as_it_is(capability: int, triton: str) -> None:
     assert again == target and hash(again) == hash(target) and again.triton == target.triton
     custom = dataclasses.replace(target, max_partitions=3)
     assert pickle.loads(pickle.dumps(custom)) == custom
+
+
+@pytest.mark.parametrize("target", ALL, ids=lambda t: t.name)
+def test_mbarrier_cap_fits_the_tiebreak(target):
+    """Each channel stage takes two mbarriers, so the cap bounds the channels and the stages
+    a plan can have: both must fit their tie-break fields, or the objective's lexicographic
+    order breaks (the encoding does not clamp them)."""
+    from ws_solver.model.cost import TIEBREAK_BITS
+
+    *_, channel_bits, stage_bits = TIEBREAK_BITS
+    most = target.max_mbarriers // 2
+    assert most < 2**channel_bits and most < 2**stage_bits

@@ -5,9 +5,10 @@ or two and an unused one: a split) to move among those partitions; every other p
 keeps exactly its nodes, while warps, registers, channels and depths stay free. A
 partition's busy time is a term of the II, so these are the moves that can lower it, where
 CP-SAT's own LNS draws random neighbourhoods. `solve` runs it where its search ends far from
-its bound (`least_ii`): on the scale families no run got worse and 13 of 100 better; the
-155-op attention loop still stops 8-23% above its best known plan at 10 s
-(benchmarks/results/2026-12-06-partition-descent).
+its bound (`least_ii`): on the scale families no run got worse and 13 of 100 better
+(benchmarks/results/2026-12-06-partition-descent). What held the 155-op attention loop 8-23%
+above its best known plan was sm_100's mbarrier cap, not the search
+(benchmarks/results/2026-12-06-mbarrier-cap).
 """
 
 from __future__ import annotations

@@ -170,8 +170,9 @@ class Target:
     # Named barriers 0..15 for bar.sync/bar.arrive per CTA [PTX barrier; CUDA-PG].
     named_barriers: int = 16
     # Model limit, not hardware: an mbarrier is just 8 B of shared memory, so the hardware
-    # bound is shared memory. 64 = e.g. 8 channels x depth 4 x (full + empty); keeps the
-    # channel search small. Raise it if a real kernel needs more.
+    # bound is shared memory (the shared-memory model leaves them out: 512 B at 64, 2 KiB at
+    # sm_100's 256). 64 = e.g. 8 channels x depth 4 x (full + empty); keeps the channel
+    # search small. Raise it where a real loop needs more (sm_100 does).
     max_mbarriers: int = 64
     # Tensor memory: 128 lanes x 512 columns of 32-bit cells per CTA; allocated in columns,
     # a power of two >= 32 [PTX tcgen05.alloc]. 0 columns = no tensor memory (sm_90).
@@ -391,6 +392,13 @@ SM100 = Target(
     # two ping-ponged softmax groups of FA4-style attention). Model bound, not hardware;
     # it also keeps the CP-SAT partition symmetry small.
     max_partitions=5,
+    # The channel cap (`Target.max_mbarriers`) four times Hopper's: at 64 (32 channel stages)
+    # the scale benchmark's 155-op attention loop could not reach its best plans, which hand
+    # 46 values over (92 mbarriers, 736 B of shared memory): every run stopped on plans that
+    # pay the tcgen05 serial stall instead (benchmarks/results/2026-12-06-mbarrier-cap).
+    # 256 = 128 channel stages, within the tie-break's channel (9 bits) and stage (10 bits)
+    # fields. sm_90 keeps 64: its plans are measured on the GPU with it.
+    max_mbarriers=256,
     # [PTX] Tensor Memory: 512 columns x 128 lanes per CTA, 32-bit cells (256 KiB); the
     # lanes and the 32-column allocation unit are Target's defaults.
     tmem_columns=512,
