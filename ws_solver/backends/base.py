@@ -11,7 +11,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.interrupts import deferred_interrupts
+
 RAY_EXTRA = "pip install 'ws-solver[ray]'"
+INTERRUPT_POLL_S = 0.2  # how soon a Ctrl-C is taken while tasks run elsewhere
 
 
 class BackendError(Exception):
@@ -108,10 +111,16 @@ class Backend:
         """Start `run_one(fn, item)`; returns a hashable handle."""
         raise NotImplementedError
 
-    def wait(self, handles: list) -> list[tuple[Any, bool, Any]]:
-        """Block until at least one handle is done; (handle, ok, run_one's result or a
-        one-line reason) for each finished one."""
+    def wait(self, handles: list, timeout: float | None = None) -> list[tuple[Any, bool, Any]]:
+        """Block until at least one handle is done (or `timeout` seconds pass: then maybe
+        none); (handle, ok, run_one's result or a one-line reason) for each finished one."""
         raise NotImplementedError
+
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Whether tasks run outside this process: then Ctrl-C is taken between waits
+        (`ws_solver.core.interrupts`), and a task running here stays interruptible."""
+        return True
 
     def cancel(self, handles: list) -> None:
         """Stop these tasks (an interrupted run)."""
@@ -145,27 +154,32 @@ class Backend:
         width = max(1, self.slots(cpus, gpus))
         self.stats.slots = max(self.stats.slots, min(width, len(items)))
         start = time.perf_counter()
+        poll = INTERRUPT_POLL_S if self.runs_elsewhere else None
         try:
-            while queue or running:
-                while queue and len(running) < width:
-                    index = queue.popleft()
-                    tries[index] += 1
-                    running[self.submit(fn, items[index], cpus, gpus)] = index
-                for handle, ok, payload in self.wait(list(running)):
-                    index = running.pop(handle)
-                    if ok:
-                        value, worker, seconds = payload
-                        result = TaskResult(index, True, value, "", tries[index], worker, seconds)
-                    elif tries[index] <= retries:
-                        self.stats.retries += 1
-                        queue.appendleft(index)
-                        continue
-                    else:
-                        result = TaskResult(index, False, None, payload, tries[index])
-                    results[index] = result
-                    self.stats.record(result)
-                    if progress is not None:
-                        progress(result)
+            with deferred_interrupts(self.runs_elsewhere) as interrupts:
+                while queue or running:
+                    interrupts.check()
+                    while queue and len(running) < width:
+                        index = queue.popleft()
+                        tries[index] += 1
+                        running[self.submit(fn, items[index], cpus, gpus)] = index
+                    for handle, ok, payload in self.wait(list(running), poll):
+                        index = running.pop(handle)
+                        if ok:
+                            value, worker, seconds = payload
+                            result = TaskResult(
+                                index, True, value, "", tries[index], worker, seconds
+                            )
+                        elif tries[index] <= retries:
+                            self.stats.retries += 1
+                            queue.appendleft(index)
+                            continue
+                        else:
+                            result = TaskResult(index, False, None, payload, tries[index])
+                        results[index] = result
+                        self.stats.record(result)
+                        if progress is not None:
+                            progress(result)
         except BaseException:
             self.cancel(list(running))
             raise

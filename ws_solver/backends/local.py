@@ -66,10 +66,14 @@ class LocalBackend(Backend):
         self.owner[future] = self.pool
         return future
 
-    def wait(self, handles: list) -> list[tuple[Any, bool, Any]]:
+    @property
+    def runs_elsewhere(self) -> bool:
+        return self.jobs > 1
+
+    def wait(self, handles: list, timeout: float | None = None) -> list[tuple[Any, bool, Any]]:
         if self.jobs == 1:
             return [(h, *self.inline.pop(h)) for h in handles]
-        done, _ = wait_futures(handles, return_when=FIRST_COMPLETED)
+        done, _ = wait_futures(handles, timeout=timeout, return_when=FIRST_COMPLETED)
         out = []
         for future in done:
             out.append((future, *self._outcome(future)))

@@ -82,9 +82,9 @@ class RayBackend(Backend):
             self.remotes[(cpus, gpus)] = remote
         return remote.remote(fn, item)
 
-    def wait(self, handles: list) -> list[tuple[Any, bool, Any]]:
+    def wait(self, handles: list, timeout: float | None = None) -> list[tuple[Any, bool, Any]]:
         ray = self.ray
-        ready, _ = ray.wait(handles, num_returns=1)
+        ready, _ = ray.wait(handles, num_returns=1, timeout=timeout)
         more, _ = ray.wait(handles, num_returns=len(handles), timeout=0)
         out = []
         for ref in dict.fromkeys([*ready, *more]):
