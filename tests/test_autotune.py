@@ -400,8 +400,10 @@ def test_candidate_names_and_specs() -> None:
     }
     names = [c.name for c in candidates.expand("heuristic, top:3~s+1,none,heuristic")]
     assert names == ["heuristic", "explore:0~s+1", "explore:1~s+1", "explore:2~s+1", "none"]
-    # the verified strategies only: no plan past rank 0 (one faulted on the H200)
+    # stock's own kernel first, then the verified strategies only: no plan past rank 0 (one
+    # faulted on the H200)
     assert [c.name for c in candidates.expand(candidates.DEFAULT_CANDIDATES)] == [
+        "stock",
         "heuristic",
         "optimal",
         "none",

@@ -75,7 +75,8 @@ def test_sm90_decision_stands_when_nothing_spills():
 def test_spilling_choice_gives_way_to_the_other_decision():
     ours, other = candidate("optimal", False), candidate("heuristic, forced", True)
     builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True)}
-    settled, _ = run(ours, other, SM90, builds, stock=ok(True))
+    stock_fails = Built("error", reason="tensor descriptor block and tensor types must match")
+    settled, _ = run(ours, other, SM90, builds, stock=stock_fails)
     assert settled.candidate is other
     assert settled.record["rule"] == "spill check"
     assert "1664 B spilled" in settled.record["evidence"]
@@ -85,7 +86,7 @@ def test_spilling_choice_gives_way_to_one_spilling_at_most_half():
     ours, other = candidate("optimal", False), candidate("heuristic, forced", True)
     half = BinaryUsage(255, 832, 832, 800, True)
     builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True, half)}
-    settled, _ = run(ours, other, SM90, builds, stock=ok(False))
+    settled, _ = run(ours, other, SM90, builds, stock=Built("error", reason="boom"))
     assert settled.candidate is other and settled.record["rule"] == "spill check"
 
 
@@ -108,15 +109,19 @@ def test_spilling_choice_stays_when_the_other_spills_nearly_as_much_or_fails():
     for other_build in (ok(True, worse), ok(True, less), Built("error", reason="boom")):
         other = candidate("heuristic, forced", True)
         builds = {"optimal": ok(False, SPILLING), "heuristic, forced": other_build}
-        settled, flipped = run(ours, other, SM90, builds, stock=ok(False))
+        settled, flipped = run(ours, other, SM90, builds, stock=ok(False, SPILLING))
         assert settled.candidate is ours and flipped == ["optimal"]
 
 
 def test_stocks_decision_that_spills_is_undone_by_the_spill_check():
     ours, other = candidate("optimal", True, 100), candidate("unspecialized", False, 100)
     builds = {"optimal": ok(True), "unspecialized": ok(False, SPILLING)}
+    settled, _ = run(ours, other, SM100, builds, stock=Built("error", reason="boom"))
+    assert settled.candidate is ours and settled.record["rule"] == "stock fails"
+    # Stock's decision, taken, spills in our build; stock's own kernel does not: it is kept.
     settled, _ = run(ours, other, SM100, builds, stock=ok(False, CLEAN))
-    assert settled.candidate is ours and settled.record["rule"] == "spill check"
+    assert settled.candidate.stock and settled.record["rule"] == "spill check: stock"
+    assert settled.record["kept"] == "stock" and settled.record["specialized"] is False
 
 
 def test_stocks_decision_not_buildable_keeps_ours():
@@ -185,4 +190,79 @@ def test_without_a_better_triton_partition_the_spill_check_still_decides():
     settled = settle(
         ours, SM100, lambda c: forced, lambda c: builds[c.label], lambda: ok(True), lambda: theirs
     )
-    assert settled.candidate is ours and settled.record["rule"] == "spill check"
+    # Ours unspecialized and stock's kernel spill nothing: stock's, the default answer, wins.
+    assert settled.candidate.stock and settled.record["rule"] == "spill check: stock"
+    assert "optimal 168 registers, no spill" in settled.record["evidence"]
+
+
+def test_tritons_partition_of_the_other_decision_is_not_taken():
+    """Triton's partitioner is tried for the same decision only: a build of it that came out
+    unspecialized (spilling nothing) does not replace a specialized choice."""
+    ours, forced = candidate("optimal", False), candidate("heuristic, forced", True)
+    theirs = Candidate("triton", "<triton>", [], True, triton_decides=True)
+    builds = {
+        "optimal": ok(False, SPILLING),
+        "heuristic, forced": ok(True, BinaryUsage(255, 1200, 1200, 1200, False)),
+        "triton": ok(False),  # Triton's partitioner declined to specialize
+    }
+    stock_spills_less = ok(True, BinaryUsage(255, 1000, 1000, 1000, False))
+    settled = settle(
+        ours,
+        SM100,
+        lambda c: forced,
+        lambda c: builds[c.label],
+        lambda: stock_spills_less,
+        lambda: theirs,
+    )
+    assert settled.record["triton"]["specialized"] is False
+    assert settled.candidate is forced and settled.record["kept"] == "heuristic, forced"
+
+
+# -- stock's own kernel as a candidate (issue 48) ---------------------------------------------
+def test_the_two_consumer_group_case_keeps_stocks_kernel():
+    """sm_90, 4 warps, 128x256: no plan of ours fits the registers, the unspecialized kernel
+    spills 1,696 B, Triton's partitioner on the generic route spills too; stock's own kernel
+    (two consumer warp groups) spills nothing and is kept."""
+    ours = candidate("optimal", False)
+    theirs = Candidate("triton", "<triton>", [], True, triton_decides=True)
+    spills = BinaryUsage(255, 1696, 1696, 1696, False)
+    builds = {"optimal": ok(False, spills), "triton": ok(True, SPILLING)}
+    settled, flipped = run(ours, theirs, SM90, builds, stock=ok(True, CLEAN))
+    assert settled.candidate.stock and settled.candidate.strategy == "stock"
+    assert settled.record["rule"] == "spill check: stock"
+    assert "stock 168 registers, no spill" in settled.record["evidence"]
+    assert "1696 B spilled" in settled.record["evidence"]
+    assert flipped == ["optimal"]
+
+
+def test_the_other_decision_without_a_spill_beats_a_spilling_stock():
+    ours, other = candidate("optimal", False), candidate("heuristic, forced", True)
+    builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True)}
+    stock = ok(True, BinaryUsage(255, 64, 64, 64, False))  # relieves, but spills
+    settled, _ = run(ours, other, SM90, builds, stock=stock)
+    assert settled.candidate is other and settled.record["rule"] == "spill check"
+
+
+def test_stock_spilling_as_much_is_not_kept():
+    ours = candidate("optimal", False)
+    builds = {"optimal": ok(False, SPILLING), "heuristic, forced": Built("error", reason="x")}
+    settled, _ = run(ours, candidate("heuristic, forced", True), SM90, builds, ok(True, SPILLING))
+    assert settled.candidate is ours
+
+
+@pytest.mark.parametrize("status", ["error", "crash", "hang"])
+def test_ours_not_built_where_stock_builds_keeps_stock(status):
+    """sm_100, a persistent GEMM whose plans need more tensor memory than the SM has: stock
+    builds it within 512 columns, so enabling ws_solver must not turn it into an error."""
+    ours = candidate("optimal", True)
+    why = "Triton's lowering needs 768 columns of tensor memory, more than the SM's 512"
+    settled, flipped = run(ours, ours, SM100, {"optimal": Built(status, reason=why)}, ok(True))
+    assert settled.candidate.stock and settled.record["rule"] == "stock: ours not built"
+    assert "768 columns" in settled.record["evidence"] and not flipped
+
+
+def test_neither_built_is_not_checked():
+    ours = candidate("optimal", True)
+    builds = {"optimal": Built("error", reason="boom")}
+    settled, _ = run(ours, ours, SM100, builds, Built("error", reason="stock boom"))
+    assert settled.candidate is ours and settled.record["rule"] == "not checked"

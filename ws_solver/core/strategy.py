@@ -20,6 +20,10 @@ class Strategy(str, Enum):
     HEURISTIC = "heuristic"  # the incremental-merge heuristic
     TRITON = "triton"  # Triton's own partitioner (the drop-in only)
     NONE = "none"  # no warp specialization
+    STOCK = "stock"  # stock Triton's own kernel, as if ws_solver were off (the drop-in only)
+    # The fastest of stock's kernel and ws_solver's builds, timed at a kernel's first launch
+    # (the drop-in only: `ws_solver.triton.dropin.measured`).
+    MEASURED = "measured"
 
     def __str__(self) -> str:
         return self.value
@@ -49,8 +53,14 @@ class Explore(str):
 
 # What the pipeline plans itself (Triton's partitioner runs inside Triton), besides explore:K.
 PIPELINE_STRATEGIES = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.NONE)
-# What the drop-in accepts besides explore:K, and what it tries after each on a failure.
-DROPIN_STRATEGIES = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.TRITON, Strategy.NONE)
+# The drop-in's plans in fallback order: each, on a failure, tries the ones after it, then
+# stock Triton's own kernel.
+FALLBACK_ORDER = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.TRITON, Strategy.NONE)
+# What one build of a kernel can be (an autotune candidate) besides explore:K: a plan, or
+# stock Triton's own kernel.
+BUILD_STRATEGIES = (*FALLBACK_ORDER, Strategy.STOCK)
+# What the drop-in accepts besides explore:K: a build, or the measured choice among builds.
+DROPIN_STRATEGIES = (*BUILD_STRATEGIES, Strategy.MEASURED)
 
 
 def explore_rank(strategy: str) -> int | None:

@@ -23,16 +23,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ...core.strategy import DROPIN_STRATEGIES, EXPLORE, parse_strategy, top_count
+from ...core.strategy import BUILD_STRATEGIES, EXPLORE, parse_strategy, top_count
 
-PLANS = tuple(s.value for s in DROPIN_STRATEGIES)  # explore:K aside
+PLANS = tuple(s.value for s in BUILD_STRATEGIES)  # explore:K aside
 SEP = "~"
 # What ws_solver.triton.autotune tries unless told otherwise, and what it builds untuned: the
 # strategies verified over the config space. Not the model's next-best plans (`top:N`): on
 # the H200, explore:1 and explore:2 of gemm_tma t128x128x128 w8 s2 fault at launch
 # ("unspecified launch failure", which ends the process's CUDA context), and no plan past
 # rank 0 has been verified outside the corpus (benchmarks/results/2026-12-04-autotune-h200).
-DEFAULT_CANDIDATES = ("heuristic", "optimal", "none", "triton")
+# Stock Triton's own kernel is always one: tuning never ends slower than what the user had
+# without ws_solver (its two-consumer-group sm_90 GEMMs are none of ws_solver's builds).
+DEFAULT_CANDIDATES = ("stock", "heuristic", "optimal", "none", "triton")
 DEFAULT_STRATEGY = "optimal"
 
 
@@ -80,7 +82,7 @@ def parse(name: str) -> Candidate:
     """The candidate a name stands for; ValueError naming the bad part otherwise."""
     plan, *knobs = name.split(SEP)
     try:
-        plan = str(parse_strategy(plan, DROPIN_STRATEGIES))
+        plan = str(parse_strategy(plan, BUILD_STRATEGIES))
     except ValueError as e:
         raise ValueError(f"{name!r}: {e}") from None
     fields: dict = {}

@@ -25,6 +25,14 @@ The other decision of an unspecialized kernel is the heuristic's plan forced to 
 else Triton's own partitioner; of a specialized one, the kernel without specialization. A
 specialized plan of ours that spills where stock's specialized kernel does not gives way to
 Triton's own partitioner first, before the decision itself is given up.
+
+3. **Stock's own kernel is a candidate.** It is the default answer, left only on evidence:
+   where ours cannot be built (the guard's child fails, crashes or hangs on it, or it could
+   not launch) and stock's can, stock's binary is kept; where the kernel kept at the end
+   spills and stock's build spills at most half its bytes (the same relief as in 2), stock's
+   binary is kept too. Stock splits a 4-warp 128x256 sm_90 tile between two consumer warp
+   groups, a kernel none of ws_solver's plans can express: it ran 1,088 TFLOP/s where the
+   unspecialized kernel ws_solver kept spilled 1,696 B and ran 137 (issue 48's H100 sweep).
 """
 
 from __future__ import annotations
@@ -42,11 +50,12 @@ from ..toolchain.binary_usage import BinaryUsage
 class Candidate:
     """One way to build the kernel: the partitioner input, annotated (or not)."""
 
-    label: str  # "optimal", "heuristic", "unspecialized", "heuristic, forced", "triton"
-    annotated: str
+    label: str  # "optimal", "heuristic", "unspecialized", "heuristic, forced", "triton", "stock"
+    annotated: str  # the partitioner input annotated ("" for stock's kernel, built from TTIR)
     loop_reports: list = field(default_factory=list)  # pipeline.LoopReport per WS loop
     specialized: bool = False  # as planned; Triton's partitioner decides for "triton"
     triton_decides: bool = False
+    stock: bool = False  # stock Triton's own kernel: its make_ttgir on the kernel's TTIR
 
     @property
     def strategy(self) -> str:
@@ -54,6 +63,14 @@ class Candidate:
         return {"unspecialized": "none", "heuristic, forced": "heuristic"}.get(
             self.label, self.label
         )
+
+
+STOCK_LABEL = "stock"
+
+
+def stock_candidate(built: Built) -> Candidate:
+    """Stock Triton's own kernel, as the decision check built it."""
+    return Candidate(STOCK_LABEL, "", [], bool(built.specialized), stock=True)
 
 
 @dataclass(frozen=True)
@@ -153,8 +170,13 @@ def settle(
     ours_built = build(ours)
     record: dict = {"stock": stock_built.to_dict(), "ours": {"plan": ours.label}}
     record["ours"].update(ours_built.to_dict())
-    if not ours_built.ok:  # the lowering guard rejects it, or cannot say: nothing to weigh
-        record |= {"rule": "not checked", "evidence": ours_built.reason or "no binary built"}
+    if not ours_built.ok:
+        why = ours_built.reason or "no binary built"
+        if ours_built.status in FAILED and stock_built.ok:
+            evidence = f"{ours.label} not built ({why}); stock's kernel {_built(stock_built)}"
+            return _stock(record, stock_built, "stock: ours not built", evidence)
+        # The guard cannot say (unavailable), or neither builds: nothing to weigh.
+        record |= {"rule": "not checked", "evidence": why}
         return Settled(ours, record)
     other: Candidate | None = None
     other_built: Built | None = None
@@ -207,19 +229,39 @@ def settle(
             chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
+        evidence = f"ptxas: {chosen.label} {_built(chosen_built)}; {alt.label} {_built(alt_built)}"
+        if relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built):
+            # Stock's kernel first: it is the default answer, and the relief rule holds for it.
+            evidence += f"; stock {_built(stock_built)}"
+            return _stock(record, stock_built, "spill check: stock", evidence)
         if relieves(chosen_built, alt_built):
-            assert chosen_built.usage is not None and alt_built.usage is not None
-            record |= {
-                "rule": "spill check",
-                "evidence": (
-                    f"ptxas: {chosen.label} {chosen_built.usage.summary()}; "
-                    f"{alt.label} {alt_built.usage.summary()}"
-                ),
-            }
+            record |= {"rule": "spill check", "evidence": evidence}
             chosen = alt
     record["kept"] = chosen.label
     record["specialized"] = chosen.specialized
     return Settled(chosen, record)
+
+
+FAILED = ("error", "crash", "hang")  # the guard's verdicts on a build that did not come out
+
+
+def _built(built: Built) -> str:
+    """What a build came to, for the record's evidence."""
+    return built.usage.summary() if built.ok and built.usage else (built.reason or built.status)
+
+
+def _spills_less(a: Built, b: Built) -> bool:
+    """Whether build `a` spills strictly fewer bytes than build `b` (both built)."""
+    usages = _usages(a, b)
+    return usages is not None and usages[0].spilled_bytes < usages[1].spilled_bytes
+
+
+def _stock(record: dict, stock_built: Built, rule: str, evidence: str) -> Settled:
+    """Stock Triton's own kernel kept, and why."""
+    kept = stock_candidate(stock_built)
+    record |= {"rule": rule, "evidence": evidence, "kept": kept.label}
+    record["specialized"] = kept.specialized
+    return Settled(kept, record)
 
 
 def _stock_does_better(chosen: Candidate, built: Built, stock_built: Built) -> bool:

@@ -34,6 +34,15 @@ from .decision_check import Built, Candidate, settle
 from .partition_check import check_partitioned
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
 
+# What a stock or measured compile's report says (measured times its builds at a launch;
+# a compile outside JITFunction.run, e.g. Inductor's, has none to time).
+_STOCK_NOTES = {
+    Strategy.STOCK: "stock: Triton's own kernel, as asked",
+    Strategy.MEASURED: (
+        "measured: no launch to time here (compiled outside a @triton.jit launch, e.g. by "
+        "triton.compile or Inductor): stock's kernel"
+    ),
+}
 _WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
@@ -106,7 +115,10 @@ class KernelCompile:
         kernel = _kernel_name(ttir)
         pattern = self.settings.skipped_by(kernel)
         if pattern is not None:
-            self._skipped(kernel, pattern, metadata)
+            self._skipped(kernel, metadata, f"skipped: the kernel matches skip pattern {pattern!r}")
+            return self.stock_ttgir(mod, metadata)
+        if self.settings.strategy in (Strategy.STOCK, Strategy.MEASURED):
+            self._skipped(kernel, metadata, _STOCK_NOTES[self.settings.strategy])
             return self.stock_ttgir(mod, metadata)
         start = time.perf_counter()
         report = CompileReport(kernel, self.capability, self.settings.strategy)
@@ -162,8 +174,16 @@ class KernelCompile:
             with captured_stderr() as err:
                 chosen = self._choose(strategy, part_text, len(sites))
                 loop_reports = chosen.loop_reports
+                if chosen.stock:  # the decision check kept stock Triton's own kernel
+                    stock_module = tpipe.parse_module_text(self.ttir or "", context)
+                    stock_result = self.stock_ttgir(stock_module, metadata)
+                    return self._stock_kept(stock_result, sites)
                 requests = _register_requests(r.plan for r in loop_reports if r.specialized)
-                if chosen.specialized:  # else: the input minus its tags, lowered as Triton would
+                # An unspecialized module is the input minus its tags, lowered as Triton would;
+                # on sm_100 it is probed too: its tensor memory can overflow the SM's (a
+                # persistent 128x256 GEMM's does, where stock's specialized kernel fits), and
+                # then stock's kernel is the fallback, not an error at the PTX stage.
+                if chosen.specialized or self.capability >= 100:
                     self._probe(strategy, chosen.annotated, requests)
                 post = self._post_pipeline(requests)
                 new_mod = tpipe.parse_module_text(chosen.annotated, context)
@@ -190,6 +210,15 @@ class KernelCompile:
         report.notes.extend(post.notes)
         report.loops = _loop_records(used, loop_reports, sites, post.registers_applied)
         report.notes.extend(_plan_cache_notes(loop_reports))
+        return result
+
+    def _stock_kept(self, result: Any, sites: list[dict]) -> Any:
+        """Stock Triton's make_ttgir on the kernel's TTIR (the binary stock builds), kept by
+        the decision check: the report says so (its record says why)."""
+        report = self.report
+        assert report is not None
+        report.strategy_used = STOCK
+        report.loops = [{**s, "strategy": STOCK} for s in sites]
         return result
 
     def _choose(self, strategy: Strategy | Explore, part_text: str, loops: int) -> Candidate:
@@ -362,10 +391,11 @@ class KernelCompile:
             stacklevel=2,
         )
 
-    def _skipped(self, kernel: str, pattern: str, metadata: dict) -> None:
-        """A kernel ``skip`` names: reported as stock Triton's, left alone after that."""
+    def _skipped(self, kernel: str, metadata: dict, note: str) -> None:
+        """A kernel left to stock Triton (``skip``, or the stock strategy): reported as stock
+        Triton's, left alone after that."""
         report = CompileReport(kernel, self.capability, self.settings.strategy, STOCK)
-        report.notes.append(f"skipped: the kernel matches skip pattern {pattern!r}")
+        report.notes.append(note)
         with lock:
             self.session.reports.append(report)
         metadata["ws_solver"] = report.to_dict()

@@ -10,18 +10,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...core.options import check_flag, check_optional_seconds
-from ...core.strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
+from ...core.strategy import DROPIN_STRATEGIES, FALLBACK_ORDER, Explore, Strategy, parse_strategy
 from ...pipeline import plancache
 from ...pipeline.partition import SolveOptions
 from ..guard import client as lguard
 from ..rewrites import chain as rewrites
 from . import reportlog
 
-STRATEGIES = DROPIN_STRATEGIES
+STRATEGIES = FALLBACK_ORDER  # the plans (enable() also takes stock, measured, explore:K)
 # What to try, in order, for each strategy asked for: it, then the ones after it in
-# DROPIN_STRATEGIES; Triton's unmodified stage comes last.
+# FALLBACK_ORDER; Triton's unmodified stage comes last. Stock and measured build stock's
+# kernel at compile time (measured chooses at the launch): nothing to fall back from.
 FALLBACKS: dict[Strategy, tuple[Strategy, ...]] = {
-    s: DROPIN_STRATEGIES[k:] for k, s in enumerate(DROPIN_STRATEGIES)
+    **{s: FALLBACK_ORDER[k:] for k, s in enumerate(FALLBACK_ORDER)},
+    Strategy.STOCK: (),
+    Strategy.MEASURED: (),
 }
 
 
@@ -32,7 +35,7 @@ def fallbacks_for(strategy: Strategy | Explore) -> tuple[Strategy | Explore, ...
     return FALLBACKS[strategy]
 
 
-STOCK = "stock"  # strategy_used: Triton's own make_ttgir, as if ws_solver were not enabled
+STOCK = Strategy.STOCK  # strategy_used: Triton's own make_ttgir, as if ws_solver were off
 # The default partitioning limit: margin + slack × the solver's limit per WS loop (wall s).
 PARTITION_MARGIN_S = 60.0
 PARTITION_SLACK = 4.0

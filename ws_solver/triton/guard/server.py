@@ -297,6 +297,10 @@ def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     specialized = _specialized(module)
     progress("llir")
     llir = backend.make_llir(module, metadata, job.options, job.capability)
+    # A stock kernel that would trap at launch is no candidate to keep (decision_check).
+    why = unlaunchable(metadata, str(llir))
+    if why:
+        raise RuntimeError(f"stock's kernel: {why}")
     return _assembled(backend, job, specialized, llir, metadata, progress)
 
 
