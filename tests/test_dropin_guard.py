@@ -140,7 +140,8 @@ def test_hanging_lowering_falls_back(guarded, monkeypatch) -> None:
     _stub_solver(monkeypatch)
     monkeypatch.setattr(lguard, "PROBE_FUNCTION", "guard_stubs:hang_if_annotated")
     monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:hang_if_annotated")
-    wst.enable("heuristic", lowering_timeout=5)  # Triton's own route must lower in time
+    # The fallback chain (the decision check would keep stock's kernel at once: below).
+    wst.enable("heuristic", lowering_timeout=5, check_decision=False)
     with pytest.warns(wst.WSFallbackWarning, match="did not finish in 5 s") as caught:
         compiled = _compile("gemm_tma", 100)
     message = str(next(w for w in caught if w.category is wst.WSFallbackWarning).message)
@@ -154,15 +155,32 @@ def test_hanging_lowering_falls_back(guarded, monkeypatch) -> None:
     assert report.fallbacks[0]["reason"] == "Triton's pipeline did not finish in 5 s"
 
 
-def test_crashing_lowering_falls_back(guarded, monkeypatch) -> None:
+def test_a_hanging_plan_keeps_stocks_kernel_under_the_decision_check(guarded, monkeypatch):
+    _stub_solver(monkeypatch)
+    monkeypatch.setattr(lguard, "PROBE_FUNCTION", "guard_stubs:hang_if_annotated")
+    monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:hang_if_annotated")
+    wst.enable("heuristic", lowering_timeout=5)
+    compiled = _compile("gemm_tma", 100)
+    report = wst.last_compile_report()
+    assert report.strategy_used == "stock" and compiled.asm["cubin"] and not report.fallbacks
+    assert report.decision["rule"] == "stock: ours not built"
+    assert "did not finish in 5 s" in report.decision["evidence"]
+
+
+@pytest.mark.parametrize("capability, used", [(90, "none"), (100, "stock")])
+def test_crashing_lowering_falls_back(guarded, monkeypatch, capability, used) -> None:
+    """Every lowering the guard's child runs crashes: Triton's partition gives way to the
+    unspecialized kernel, and on sm_100 (where that is probed too, for its tensor memory)
+    to stock's kernel."""
     monkeypatch.setattr(lguard, "PROBE_FUNCTION", "guard_stubs:abort_in_warp_specialize")
     monkeypatch.setattr(kernel_compile, "BINARY_PROBE", "guard_stubs:abort_in_warp_specialize")
     wst.enable("triton", lowering_timeout=30)
     with pytest.warns(wst.WSFallbackWarning, match="SIGABRT"):
-        compiled = _compile("gemm_tma", 100)
+        compiled = _compile("gemm_tma", capability)
     report = wst.last_compile_report()
-    assert report.strategy_used == "none" and compiled.asm["cubin"]
-    assert "ttg.warp_specialize" not in compiled.asm["ttgir"]
+    assert report.strategy_used == used and compiled.asm["cubin"]
+    if used == "none":
+        assert "ttg.warp_specialize" not in compiled.asm["ttgir"]
 
 
 def test_guarded_compile_matches_unguarded(guarded, monkeypatch) -> None:

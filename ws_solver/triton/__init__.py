@@ -1,7 +1,7 @@
 """ws_solver as a drop-in partitioner for ``@triton.jit`` kernels (Triton 3.6.0, sm_90/sm_100).
 
     import ws_solver.triton as wst
-    wst.enable("optimal")          # or "heuristic", "triton", "none"
+    wst.enable("optimal")          # or "heuristic", "triton", "none", "stock", "measured"
     my_kernel[grid](...)           # compiled through ws_solver
     wst.last_compile_report()
 
@@ -15,6 +15,7 @@ See docs/dropin.md and docs/autotune.md. Importing this package does not import 
 
 from typing import Any
 
+from .dropin import launches
 from .dropin.session import FALLBACKS, STRATEGIES, CompileReport, Settings, WSFallbackWarning
 from .dropin.switch import (
     cache_dir,
@@ -30,6 +31,16 @@ from .dropin.switch import (
 from .toolchain.unlaunchable import TensorMemoryOverflow
 from .toolchain.versions import SUPPORTED as SUPPORTED_TRITON_VERSIONS
 from .toolchain.versions import UnsupportedTritonVersion
+
+
+def _measurer(jit: Any, session: Any) -> Any:
+    """Measured mode's per-kernel tuner (the autotuning floor), for the drop-in's launches."""
+    from .autotuning.measured import measurer
+
+    return measurer(jit, session)
+
+
+launches.measurer_factory = _measurer
 
 # In ws_solver.triton.autotuning.autotuner, which imports Triton: loaded on first use.
 _AUTOTUNER = ("autotune", "Autotuner", "WSTuningWarning", "last_tuning_report", "tuning_reports")

@@ -171,6 +171,7 @@ _REPORT_TYPES: dict[str, tuple[type, ...]] = {
     "check_s": (int, float),
     "bench_s": (int, float),
     "total_s": (int, float),
+    "extra_bytes": (int,),
 }
 _OUTCOME_TYPES: dict[str, tuple[type, ...]] = {
     "name": (str,),

@@ -116,6 +116,10 @@ class Hooks:
         """Arguments the kernel reads as well as writes: never poisoned."""
         return frozenset(self.reset_to_zero) | frozenset(self.restore_value)
 
+    def timing(self) -> None:
+        """The checks are over; the timed launches follow (hooks that restore arguments
+        around checks may let those run back to back)."""
+
 
 @dataclass
 class Call:
@@ -162,6 +166,7 @@ class TuningReport:
     check_s: float = 0.0
     bench_s: float = 0.0
     total_s: float = 0.0
+    extra_bytes: int = 0  # device memory tuning copied the arguments into (measured mode)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -455,6 +460,7 @@ class Tuning:
             return distinct[0]
         by_name = {c.name: c for c in self.candidates}
         calls = {name: self._timed_call(by_name[name]) for name in distinct}
+        self.hooks.timing()
         times, errors = time_rounds(self.timer, calls, self.rounds)
         for name in distinct:
             passed[name].ms = times.get(name, [])

@@ -3,7 +3,6 @@ replacement ``ttgir`` stage with its fallback chain, and the PTX/cubin observers
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -28,6 +27,7 @@ from ..toolchain import make_ttgir as tpipe
 from ..toolchain import versions
 from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
+from . import records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
@@ -39,12 +39,10 @@ from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks
 _STOCK_NOTES = {
     Strategy.STOCK: "stock: Triton's own kernel, as asked",
     Strategy.MEASURED: (
-        "measured: no launch to time here (compiled outside a @triton.jit launch, e.g. by "
-        "triton.compile or Inductor): stock's kernel"
+        "measured, no launch to time (a compile outside a @triton.jit launch, e.g. by "
+        "triton.compile or Inductor): stock's kernel, where stock builds it"
     ),
 }
-_WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
-_FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
 BINARY_PROBE = "ws_solver.triton.guard.server:probe_binary"
 STOCK_PROBE = "ws_solver.triton.guard.server:probe_stock"
@@ -109,21 +107,35 @@ class KernelCompile:
     def ttgir(self, mod: Any, metadata: dict) -> Any:
         ttir = mod.str()
         self.ttir = ttir
-        if not _WS_LOOP.search(ttir):
+        if not records.WS_LOOP.search(ttir):
             return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
         self.triton_hash = metadata.get("hash")
-        kernel = _kernel_name(ttir)
+        kernel = records.kernel_name(ttir)
         pattern = self.settings.skipped_by(kernel)
         if pattern is not None:
             self._skipped(kernel, metadata, f"skipped: the kernel matches skip pattern {pattern!r}")
             return self.stock_ttgir(mod, metadata)
-        if self.settings.strategy in (Strategy.STOCK, Strategy.MEASURED):
-            self._skipped(kernel, metadata, _STOCK_NOTES[self.settings.strategy])
+        if self.settings.strategy == Strategy.STOCK:
+            self._skipped(kernel, metadata, _STOCK_NOTES[Strategy.STOCK])
             return self.stock_ttgir(mod, metadata)
+        context = mod.context
+        chain = fallbacks_for(self.settings.strategy)
+        stock_failed = ""
+        if self.settings.strategy == Strategy.MEASURED:  # a compile outside a launch
+            try:
+                with captured_stderr() as err:
+                    result = self.stock_ttgir(tpipe.parse_module_text(ttir, context), metadata)
+            except Exception as e:  # stock fails on it: optimal's kernel, with its fallbacks
+                stock_failed = failure_reason(e, err.text)
+                mod, chain = tpipe.parse_module_text(ttir, context), fallbacks_for(Strategy.OPTIMAL)
+            else:
+                self._skipped(kernel, metadata, _STOCK_NOTES[Strategy.MEASURED])
+                return result
         start = time.perf_counter()
         report = CompileReport(kernel, self.capability, self.settings.strategy)
         self.report = report
-        context = mod.context
+        if stock_failed:
+            report.notes.append(f"measured, no launch to time: stock failed ({stock_failed})")
         if self.settings.lowering_timeout and self.settings.strategy != Strategy.NONE:
             lguard.guard().start()  # Triton's import in the helper overlaps partitioning
         result = None
@@ -133,11 +145,11 @@ class KernelCompile:
             err.replay()
             part_text = mod.str()
         except Exception as e:
-            report.fallbacks.append(_failure("partition point", [], e, err.text, 0.0))
+            report.fallbacks.append(records.failure("partition point", [], e, err.text, 0.0))
             part_text = None
-        sites = _loop_sites(part_text) if part_text is not None else []
+        sites = records.loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
-            for strategy in fallbacks_for(self.settings.strategy):
+            for strategy in chain:
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
                     break
@@ -191,15 +203,19 @@ class KernelCompile:
                     new_mod, self.options, self.capability, metadata, post_pipeline=post
                 )
         except Exception as e:
-            where = _failed_loops(e, loop_reports, sites)
+            where = records.failed_loops(e, loop_reports, sites)
             elapsed = time.perf_counter() - start
-            report.fallbacks.append(_failure(strategy, where, e, err.text if err else "", elapsed))
+            report.fallbacks.append(
+                records.failure(strategy, where, e, err.text if err else "", elapsed)
+            )
             return None
         assert post is not None and chosen is not None
         # What MLIR printed during an attempt that succeeded (a pass's diagnostic it recovered
         # from) belongs to the report, not to the user's terminal: stock Triton prints nothing.
         if err.text:
-            report.notes.append(f"diagnostics of the {strategy} attempt: {_first_line(err.text)}")
+            report.notes.append(
+                f"diagnostics of the {strategy} attempt: {records.first_line(err.text)}"
+            )
         if "hopper" in post.missing:
             self._warn_hopper_once()
         # The decision check may have kept another strategy's plan (report.decision says why).
@@ -208,8 +224,8 @@ class KernelCompile:
         self.release_ring_depth = post.ring_depth
         report.lowered = post.lowered
         report.notes.extend(post.notes)
-        report.loops = _loop_records(used, loop_reports, sites, post.registers_applied)
-        report.notes.extend(_plan_cache_notes(loop_reports))
+        report.loops = records.loop_records(used, loop_reports, sites, post.registers_applied)
+        report.notes.extend(records.plan_cache_notes(loop_reports))
         return result
 
     def _stock_kept(self, result: Any, sites: list[dict]) -> Any:
@@ -353,7 +369,7 @@ class KernelCompile:
             report.notes.append(f"lowering not guarded: {verdict.reason}")
             self._warn_guard_once(verdict.reason)
             return
-        raise LoweringRejected(verdict)
+        raise records.LoweringRejected(verdict)
 
     def _lowering_job(self, annotated: str, requests: RegisterRequests) -> lguard.LoweringJob:
         return lguard.LoweringJob(
@@ -416,7 +432,7 @@ class KernelCompile:
             self.session.reports.append(report)
         metadata["ws_solver"] = report.to_dict()
         if report.fallbacks:
-            warnings.warn(_fallback_message(report), WSFallbackWarning, stacklevel=2)
+            warnings.warn(records.fallback_message(report), WSFallbackWarning, stacklevel=2)
 
     # ptx -----------------------------------------------------------------------------------
     def _wants_release(self) -> bool:
@@ -492,20 +508,6 @@ class KernelCompile:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-class SolverGaveNoPlan(RuntimeError):
-    """The solver ended without a plan of its own (infeasible, or out of time)."""
-
-
-class LoweringRejected(RuntimeError):
-    """The guard's child process could not lower the partitioned module (it hung, crashed or
-    failed); ``verdict`` says how, ``reason`` is the one-line summary."""
-
-    def __init__(self, verdict: lguard.Verdict) -> None:
-        super().__init__(verdict.reason)
-        self.verdict = verdict
-        self.reason = verdict.reason
-
-
 def _register_requests(plans) -> RegisterRequests:
     """Per specialized plan, in loop order: ((partition id, registers), ...)."""
     return tuple(
@@ -514,115 +516,11 @@ def _register_requests(plans) -> RegisterRequests:
     )
 
 
-def _plan_cache_notes(loop_reports: list[LoopReport]) -> list[str]:
-    """A note per loop whose plan-cache record was bad (and was solved again)."""
-    return [
-        f"plan cache: loop {r.loop}: bad record solved again ({r.solver.get('plan_cache_problem')})"
-        for r in loop_reports
-        if r.solver.get("plan_cache") == "replaced"
-    ]
-
-
 def _check_solver_status(loop_reports: list[LoopReport]) -> None:
     """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
     pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
     for r in loop_reports:
         status = r.solver.get("status")
         if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
-            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            e = records.SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
             raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-    return (lines[0][:300] if lines else "") + more
-
-
-def _kernel_name(ttir: str) -> str:
-    funcs = _FUNC.findall(ttir)
-    public = [name for vis, name in funcs if vis == "public"]
-    return (public or [name for _, name in funcs] or ["<unknown>"])[0]
-
-
-def _loop_sites(part_text: str) -> list[dict]:
-    """Index, TTGIR line and Python source position of each WS loop (best effort)."""
-    try:
-        from ... import ir as wir
-        from ...model.dfg import ws_loops
-
-        module = wir.parse(part_text)
-        return [
-            {"loop": loop.index, "line": loop.op.line, "source": module.source_location(loop.op)}
-            for loop in ws_loops(module)
-        ]
-    except Exception:
-        return [{"loop": i, "line": 0, "source": ""} for i in range(_count_ws(part_text))]
-
-
-def _count_ws(text: str) -> int:
-    return len(_WS_LOOP.findall(text))
-
-
-def _failed_loops(e: Exception, loop_reports: list[LoopReport], sites: list[dict]) -> list[dict]:
-    """The loops an exception is about: the one ws_solver names, else the specialized ones,
-    else all WS loops of the kernel."""
-    if isinstance(e, LoopError):
-        return [s for s in sites if s["loop"] == e.loop.loop] or [e.loop.to_dict()]
-    specialized = {r.loop for r in loop_reports if r.specialized}
-    return [s for s in sites if s["loop"] in specialized] or sites
-
-
-def _failure(strategy: str, loops: list[dict], e: Exception, stderr: str, wall: float) -> dict:
-    if isinstance(e, LoopError):
-        e = e.error
-    reason = e.reason if isinstance(e, LoweringRejected) else failure_reason(e, stderr)
-    return {
-        "strategy": strategy,
-        "loops": loops,
-        "reason": reason,
-        "wall_s": round(wall, 4),
-    }
-
-
-def _describe_loops(loops: list[dict]) -> str:
-    if not loops:
-        return "the kernel"
-    parts = []
-    for s in loops:
-        where = s.get("source") or (f"TTGIR line {s['line']}" if s.get("line") else "")
-        parts.append(f"loop {s.get('loop')}" + (f" ({where})" if where else ""))
-    return ", ".join(parts)
-
-
-def _fallback_message(report: CompileReport) -> str:
-    failures = "; ".join(
-        f"{f['strategy']} failed on {_describe_loops(f['loops'])}: {f['reason']}"
-        for f in report.fallbacks
-    )
-    used = "Triton's own make_ttgir" if report.strategy_used == STOCK else report.strategy_used
-    return (
-        f"ws_solver: kernel '{report.kernel}' (sm_{report.capability}) asked for "
-        f"{report.strategy_asked}: {failures}; compiled with {used}"
-    )
-
-
-def _loop_records(
-    strategy: Strategy | Explore,
-    loop_reports: list[LoopReport],
-    sites: list[dict],
-    applied: list | None,
-) -> list[dict]:
-    by_loop = {s["loop"]: s for s in sites}
-    if strategy == Strategy.TRITON:
-        return [{**s, "strategy": Strategy.TRITON} for s in sites]
-    registers = iter(applied or [])
-    records = []
-    for r in loop_reports:
-        # JSON-shaped (lists, not tuples): the record also travels in the binary's metadata.
-        plan = json.loads(r.plan.to_json())
-        record = {**by_loop.get(r.loop, {}), **r.to_dict(), "plan": plan}
-        if r.specialized:
-            record["registers_applied"] = next(registers, None)
-        records.append(record)
-    return records

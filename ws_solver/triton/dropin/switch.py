@@ -32,7 +32,7 @@ from ...core.options import (
 from ...core.strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
 from ..guard import client as lguard
 from ..toolchain import versions
-from . import reportlog
+from . import launches, reportlog
 from .kernel_compile import make_hook
 from .session import NOTHING, CompileReport, Session, Settings, lock
 
@@ -63,9 +63,13 @@ def enable(
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
 
     ``strategy``: "optimal" (CP-SAT, warm-started by the heuristic), "heuristic", "triton"
-    (Triton's own partitioner through the same pipeline), "none" (no specialization) or
+    (Triton's own partitioner through the same pipeline), "none" (no specialization),
     "explore:K" (each loop's K-th best plan under the cost model, as `ws-solver explore`
-    lists them; rank 0 is the modeled optimum).
+    lists them; rank 0 is the modeled optimum), "stock" (stock Triton's own kernel, with a
+    report) or "measured" (at a kernel's first launch per specialization, stock's kernel,
+    optimal's and the unspecialized one are checked and timed on the launch's own arguments,
+    which come out unchanged, and the fastest that computes the reference's answer is kept,
+    on disk too; ``ws_solver.triton.autotuning.measured``).
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
     leaves Triton's register requests alone. ``overlap_wgmma=False`` leaves Triton's sm_90
     wgmma waits where its pipeliner put them (see ``ws_solver.triton.rewrites.overlap``).
@@ -248,6 +252,8 @@ def _install(
     knobs.cache.dir = where
     knobs.runtime.add_stages_inspection_hook = make_hook(session)
     _session = session
+    if settings.strategy == Strategy.MEASURED:
+        launches.install(session)
     if reset:
         reset_jit_caches()
 
@@ -259,6 +265,7 @@ def _uninstall(reset: bool = True) -> None:
     session = _session
     assert session is not None
     session.active = False
+    launches.uninstall()
     hook = knobs.runtime.add_stages_inspection_hook
     if getattr(hook, "ws_solver_session", None) is session:
         knobs.runtime.add_stages_inspection_hook = session.prev_hook
