@@ -7,6 +7,7 @@ import os
 
 VARIABLE = "WS_SOLVER"  # the strategy; unset or empty: ws_solver stays off
 REPORT = "WS_SOLVER_REPORT"  # the compile log every process appends to
+LOG = "WS_SOLVER_LOG"  # 1: a line on stderr per drop-in compile (TRITON_PRINT_AUTOTUNING's kin)
 
 
 def requested(environ: os._Environ | dict = os.environ) -> bool:
@@ -18,3 +19,8 @@ def without_activation(environ: os._Environ | dict = os.environ) -> dict[str, st
     """A copy of ``environ`` that does not switch ws_solver on: for ws_solver's own helper
     processes, which compile as told, not as the environment says."""
     return {k: v for k, v in environ.items() if k != VARIABLE}
+
+
+def logging(environ: os._Environ | dict = os.environ) -> bool:
+    """Whether ``WS_SOLVER_LOG`` asks for a line per compile (1, true, yes, on)."""
+    return environ.get(LOG, "").strip().lower() in ("1", "true", "yes", "on")

@@ -167,7 +167,12 @@ def reversal(
     ((II of the other - II of ours) / II of ours), None when not known."""
     ours = "specialize" if ours_specialized else "not specialize"
     if measured:
-        return Reversal(True, "measured target", "the model's decision stands (checked on silicon)")
+        return Reversal(
+            True,
+            "measured target",
+            "the model's decision stands (its rates were measured on this target's GPUs; "
+            "your kernel did not run)",
+        )
     if stock_failure:
         return Reversal(True, "stock fails", f"stock Triton fails on the kernel: {stock_failure}")
     if stock_specialized is None:

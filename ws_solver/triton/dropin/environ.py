@@ -79,7 +79,13 @@ class EnvironmentSettingError(ValueError):
 # WS_SOLVER_* variables of ws_solver that are not enable() options: the plan cache's folder
 # (plancache.ENV_DIR), the CLI's tracebacks, the autotuner's switch, the benchmarks' revision.
 _OTHERS = frozenset(
-    {"WS_SOLVER_CACHE_DIR", "WS_SOLVER_DEBUG", "WS_SOLVER_AUTOTUNE", "WS_SOLVER_REVISION"}
+    {
+        "WS_SOLVER_CACHE_DIR",
+        "WS_SOLVER_DEBUG",
+        "WS_SOLVER_AUTOTUNE",
+        "WS_SOLVER_REVISION",
+        "WS_SOLVER_LOG",
+    }
 )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ...core import envvars
 from ...core.strategy import Explore, Strategy
 from ...model.target import Target, target_for
 from ...pipeline.partition import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
@@ -418,11 +420,14 @@ class KernelCompile:
         self._log(report)
 
     def _log(self, report: CompileReport | None = None) -> None:
-        """Append the report to the compile log, once."""
+        """Append the report to the compile log, once (and print its line under
+        ``WS_SOLVER_LOG=1``)."""
         report = report or self.report
         if not self.logged and report is not None:
             self.logged = True
             self.session.log(report, self.triton_hash)
+            if envvars.logging():
+                print(report.log_line(), file=sys.stderr, flush=True)
 
     def _finish(self, start: float, metadata: dict) -> None:
         report = self.report

@@ -142,6 +142,78 @@ class CompileReport:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def summary(self) -> str:
+        """For a person: the kernel, what was asked and built and why, a line per loop (its
+        plan in one line), what fell back, the notes."""
+        return "\n".join(summary_lines(self.to_dict()))
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def log_line(self) -> str:
+        """One line per compile (``WS_SOLVER_LOG=1``): kernel, decision, seconds."""
+        return log_line(self.to_dict())
+
+
+def _built(data: dict) -> str:
+    used = str(data.get("strategy_used") or "?")
+    return "stock Triton's own kernel" if used == STOCK else f"{used}'s kernel"
+
+
+def summary_lines(data: dict) -> list[str]:
+    """``CompileReport.summary()`` of a report's dictionary (as the compile log and a
+    kernel's metadata hold it)."""
+    head = (
+        f"ws_solver: {data.get('kernel')} (sm_{data.get('capability')}): asked "
+        f"{data.get('strategy_asked')}, built {_built(data)} in {data.get('wall_s', 0):.1f} s"
+    )
+    lines = [head]
+    decision = data.get("decision") or {}
+    if decision.get("rule"):
+        lines.append(f"  decided by {decision['rule']}: {decision.get('evidence', '')}".rstrip())
+    for loop in data.get("loops") or []:
+        lines.append("  " + _loop_line(loop))
+    for failed in data.get("fallbacks") or []:
+        loops = ", ".join(f"loop {x.get('loop')}" for x in failed.get("loops") or [])
+        lines.append(
+            f"  fell back: {failed.get('strategy')} failed"
+            + (f" on {loops}" if loops else "")
+            + f": {failed.get('reason')}"
+        )
+    lines += [f"  note: {n}" for n in data.get("notes") or []]
+    return lines
+
+
+def _loop_line(loop: dict) -> str:
+    where = loop.get("source") or (f"TTGIR line {loop['line']}" if loop.get("line") else "")
+    head = f"loop {loop.get('loop')}" + (f" ({where})" if where else "")
+    if loop.get("strategy") == STOCK:
+        return f"{head}: as stock Triton builds it"
+    if loop.get("strategy") == Strategy.TRITON:
+        return f"{head}: Triton's own partition"
+    parts = [p for p in loop.get("partitions") or [] if isinstance(p, dict)]
+    if not loop.get("specialized"):
+        return f"{head}: not specialized ({loop.get('reason', '')})"
+    groups = " | ".join(
+        f"{p.get('role')} {p.get('warps')} warps {p.get('registers')} regs" for p in parts
+    )
+    ii = loop.get("ii")
+    modeled = f"; modeled II {ii} cycles" if ii else ""
+    return f"{head}: {len(parts)} partitions: {groups}{modeled} ({loop.get('reason', '')})"
+
+
+def log_line(data: dict) -> str:
+    """``CompileReport.log_line()`` of a report's dictionary."""
+    decision = data.get("decision") or {}
+    rule = f", {decision['rule']}" if decision.get("rule") else ""
+    fell = len(data.get("fallbacks") or [])
+    fallbacks = f", {fell} fallback(s)" if fell else ""
+    return (
+        f"ws_solver: {data.get('kernel')} sm_{data.get('capability')}: "
+        f"{data.get('strategy_asked')} -> {data.get('strategy_used')}{rule}{fallbacks}; "
+        f"{data.get('wall_s', 0):.2f} s"
+    )
+
 
 NOTHING = object()  # Session.prev_knob when knobs.cache had no dir of its own
 lock = threading.RLock()

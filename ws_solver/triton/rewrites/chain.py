@@ -255,8 +255,8 @@ OVERLAP_CONTAINED = (
     "on the H200)"
 )
 ONE_WARP_GROUP = (
-    "wgmma overlap off: one warp group, whose waits sunk under the softmax gave wrong results "
-    "(measured on the H100)"
+    "wgmma waits left where Triton put them: a one-warp-group (4-warp) kernel; sinking them "
+    "made a 4-warp attention kernel compute wrong results on an H100"
 )
 
 

@@ -1,0 +1,70 @@
+"""A compile report as a person reads it (``CompileReport.summary()``, ``str()``) and the one
+line ``WS_SOLVER_LOG=1`` prints per compile."""
+
+from __future__ import annotations
+
+from ws_solver.core import envvars
+from ws_solver.triton.dropin.session import CompileReport
+
+LOOP = {
+    "loop": 0,
+    "line": 44,
+    "source": "gemm.py:37:46",
+    "strategy": "optimal",
+    "specialized": True,
+    "reason": "specialized: 2 partitions",
+    "ii": 1536,
+    "partitions": [
+        {"id": 0, "role": "compute+wgmma", "warps": 8, "registers": 240},
+        {"id": 1, "role": "load", "warps": 4, "registers": 24},
+    ],
+}
+
+
+def report(**fields) -> CompileReport:
+    r = CompileReport("gemm_kernel", 90, "optimal", "optimal", wall_s=2.06)
+    for k, v in fields.items():
+        setattr(r, k, v)
+    return r
+
+
+def test_a_specialized_compile_reads_as_its_plan() -> None:
+    r = report(loops=[LOOP], decision={"rule": "measured target", "evidence": "it stands"})
+    text = str(r)
+    assert text == r.summary()
+    lines = text.splitlines()
+    assert (
+        lines[0] == "ws_solver: gemm_kernel (sm_90): asked optimal, built optimal's kernel in 2.1 s"
+    )
+    assert lines[1] == "  decided by measured target: it stands"
+    assert lines[2].startswith("  loop 0 (gemm.py:37:46): 2 partitions: compute+wgmma 8 warps")
+    assert "modeled II 1536 cycles" in lines[2]
+    assert "CompileReport(" not in text
+
+
+def test_stocks_kernel_kept_says_so_and_why() -> None:
+    decision = {"rule": "spill check: stock", "evidence": "ptxas: optimal 1672 B spilled"}
+    r = report(strategy_used="stock", decision=decision, loops=[{**LOOP, "strategy": "stock"}])
+    lines = r.summary().splitlines()
+    assert "built stock Triton's own kernel" in lines[0]
+    assert lines[1] == "  decided by spill check: stock: ptxas: optimal 1672 B spilled"
+    assert lines[2] == "  loop 0 (gemm.py:37:46): as stock Triton builds it"
+    assert r.log_line() == (
+        "ws_solver: gemm_kernel sm_90: optimal -> stock, spill check: stock; 2.06 s"
+    )
+
+
+def test_fallbacks_and_notes_are_listed() -> None:
+    failed = {"strategy": "optimal", "loops": [{"loop": 0}], "reason": "ptxas: boom", "wall_s": 1}
+    r = report(strategy_used="heuristic", fallbacks=[failed], notes=["a note"])
+    lines = r.summary().splitlines()
+    assert "  fell back: optimal failed on loop 0: ptxas: boom" in lines
+    assert lines[-1] == "  note: a note"
+    assert r.log_line().endswith("optimal -> heuristic, 1 fallback(s); 2.06 s")
+
+
+def test_the_log_switch_reads_the_usual_spellings() -> None:
+    for on in ("1", "true", "YES", " on "):
+        assert envvars.logging({envvars.LOG: on})
+    for off in ("", "0", "no", "off"):
+        assert not envvars.logging({envvars.LOG: off})
