@@ -9,6 +9,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +47,9 @@ _STOCK_NOTES = {
     ),
 }
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
+# Stock's builds run here while the compiling thread partitions (a few at once: compiles of
+# several threads, e.g. Inductor's, each wait for their own).
+_BUILDS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ws_solver-stock")
 BINARY_PROBE = "ws_solver.triton.guard.server:probe_binary"
 STOCK_PROBE = "ws_solver.triton.guard.server:probe_stock"
 
@@ -104,6 +108,7 @@ class KernelCompile:
         self.built: dict[str, lguard.Verdict] = {}  # the decision check's builds, by text
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
+        self._stock_future: Future | None = None  # stock's build, started early
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -151,6 +156,8 @@ class KernelCompile:
             part_text = None
         sites = records.loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
+            if chain and self._checks_decision(chain[0]):
+                self._start_stock()  # stock's build in the guard's child while we partition
             for strategy in chain:
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
@@ -295,7 +302,19 @@ class KernelCompile:
         self.built[candidate.annotated] = verdict  # the lowering's verdict too (_probe)
         return Built.from_verdict(verdict)
 
+    def _start_stock(self) -> None:
+        """Build stock's kernel in the guard's child, in a thread of its own: the child runs
+        while this process partitions (the decision check waits for it in ``_stock``)."""
+        if self._stock_future is None:
+            self._stock_future = _BUILDS.submit(self._stock_build)
+
     def _stock(self) -> Built:
+        """What stock Triton builds of this kernel (started by ``_start_stock``, or now)."""
+        if self._stock_future is None:
+            return self._stock_build()
+        return self._stock_future.result()
+
+    def _stock_build(self) -> Built:
         """What stock Triton builds of this kernel (probe_stock on its TTIR)."""
         if self.ttir is None:
             return Built("unavailable", reason="no TTIR")
