@@ -1,73 +1,36 @@
-"""Cache files read as data, for the plan cache (`plancache`) and the tuning choices
-(`triton.tunecache`): a record is a regular file of bounded size, read without following a
-link and without blocking (a FIFO or a link to /dev/zero at its path is a bad record, not a
-hang or an exhausted memory), and it is signed: an HMAC-SHA256 with a secret that only its
-user can read, kept in the cache folder (`KEY_NAME`), so that a record planted by anyone
-else who can write the folder is not served.
+"""Cache files read as data (through ``readers``, the one reader), for the plan cache
+(`plancache`) and the tuning choices (`triton.tunecache`): a record is a regular file of
+bounded size and nesting, read without following a link and without blocking (a FIFO or a
+link to /dev/zero at its path is a bad record, not a hang or an exhausted memory), and it is
+signed: an HMAC-SHA256 with a secret that only its user can read, kept in the cache folder
+(`KEY_NAME`), so that a record planted by anyone else who can write the folder is not served.
+A record's signature covers the key it is stored under, so that a record copied or renamed
+to another key's name is not served either.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import hmac
 import os
 import secrets
-import stat
 import tempfile
 from pathlib import Path
 
-MAX_RECORD_BYTES = 16 << 20  # a 5,000-node plan record is about 0.2 MB
+from . import readers
+
+MAX_RECORD_BYTES = readers.MAX_RECORD_BYTES
 KEY_NAME = ".key"  # the folder's secret: 64 hex digits, mode 0600, owned by its user
 _KEY_HEX = 64
-_READ_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NOCTTY", 0)
-)
 
-
-class BadFile(ValueError):
-    """A cache file that is there but cannot be one (the message says why)."""
+BadFile = readers.BadFile  # a cache file that is there but cannot be one (the message says why)
 
 
 def read_text(path: Path, limit: int = MAX_RECORD_BYTES) -> str | None:
     """The UTF-8 text of the regular file `path` (None when there is none); BadFile when it
     is a link, not a regular file, larger than `limit` bytes, unreadable or not UTF-8."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise BadFile("it is a symbolic link") from None
-        raise BadFile(f"it cannot be read ({e.strerror or e})") from None
-    try:
-        node = os.fstat(fd)
-        if not stat.S_ISREG(node.st_mode):
-            raise BadFile("it is not a regular file")
-        if node.st_size > limit:
-            raise BadFile(f"it is larger than {limit} bytes")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise BadFile(f"it is larger than {limit} bytes")
-    except OSError as e:
-        raise BadFile(f"it cannot be read ({e.strerror or e})") from None
-    finally:
-        os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadFile("it is not UTF-8 text") from None
+    return readers.read_text(path, limit)
 
 
 def folder_key(folder: Path, create: bool) -> bytes | None:
@@ -96,16 +59,13 @@ def same(mac: object, expected: str) -> bool:
 
 def _read_key(path: Path) -> str | None:
     try:
-        fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
+        fd = readers.open_regular(path)
+    except BadFile as e:
+        raise BadFile(f"its key {path}: {e}") from None
+    if fd is None:
         return None
-    except OSError as e:
-        what = "a symbolic link" if e.errno == errno.ELOOP else f"unreadable ({e.strerror})"
-        raise BadFile(f"its key {path} is {what}") from None
     try:
         node = os.fstat(fd)
-        if not stat.S_ISREG(node.st_mode):
-            raise BadFile(f"its key {path} is not a regular file")
         if hasattr(os, "geteuid") and node.st_uid != os.geteuid():
             raise BadFile(f"its key {path} belongs to another user")
         if node.st_mode & 0o077:
