@@ -118,7 +118,7 @@ def plan_loop(
     bad = ""
     if stored is not None:
         try:
-            plan, reason, details = planrecord.decode(stored, graph, target)
+            plan, reason, details = planrecord.decode(stored, graph, target, key)
             return plan, reason, {**details, "plan_cache": "hit"}
         except planrecord.BadRecord as e:
             bad = str(e)  # a miss: solve again and overwrite it (or drop it)
@@ -126,7 +126,7 @@ def plan_loop(
     # Retry the others later, and plans cut short by the wall clock (they do not repeat).
     repeats = details.get("stopped_by", "") != "wall clock"
     if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE") and repeats:
-        plancache.put(key, planrecord.encode(plan, reason, details, graph, target))
+        plancache.put(key, planrecord.encode(plan, reason, details, graph, target, key))
     elif bad:
         plancache.discard(key)
     if bad:
