@@ -15,6 +15,7 @@ CP-SAT's LNS workers to the turns, not threads.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, replace
 
 from .clock import NO_DEADLINE, Deadline
@@ -142,6 +143,31 @@ def check_margin(value: object, name: str = "margin") -> float | None:
     if not 0 <= value <= 1:
         raise ValueError(f"{name} must be None or a number from 0 to 1, got {value!r}")
     return float(value)
+
+
+def check_count(value: object, name: str, low: int, high: int) -> int:
+    """A count given to a public function (``k``): an integer (not a bool, a float or text)
+    from ``low`` to ``high``."""
+    return _check_int(value, name, low, high)
+
+
+def check_optional_name(value: object, name: str) -> str | None:
+    """A name that may be left out (``target``, ``triton``): None or text."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be None or text, not {type(value).__name__}")
+    return value
+
+
+def check_source(value: object, name: str = "source") -> str | os.PathLike:
+    """A TTGIR source given to a public function: a path (str or os.PathLike) or TTGIR text;
+    TypeError naming ``name`` for anything else (bytes, a number)."""
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bytes):
+        if isinstance(value, os.PathLike) and not isinstance(os.fspath(value), str):
+            raise TypeError(f"{name} must be a path or TTGIR text, not a bytes path")
+        if not isinstance(value, os.PathLike) and (not value or "\0" in value):
+            raise ValueError(f"{name} {value[:40]!r} is neither a path nor TTGIR text")
+        return value
+    raise TypeError(f"{name} must be a path or TTGIR text, not {type(value).__name__}")
 
 
 def _check_int(value: object, name: str, low: int, high: int) -> int:
