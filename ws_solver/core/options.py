@@ -35,6 +35,10 @@ SOLVE_THREADS = 1
 DEFAULT_SEED = 0
 MAX_WORKERS = 256  # CP-SAT threads per solve; more is a typo, not a machine
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer
+# Seconds of any limit or timeout: far beyond any solve, and far inside what the clocks the
+# waits use can take (threading.TIMEOUT_MAX is about 9.2e9 s; 1e10 failed every attempt with
+# "OverflowError: timestamp out of range" and fell back).
+MAX_SECONDS = 1e6
 # `optimal` departs from the heuristic's plan only for a larger modeled gain: the 90th
 # percentile of |measured - modeled| relative time difference on the plan sweep (the
 # evidence is in model/decision.py's docstring).
@@ -102,11 +106,17 @@ class SolveOptions:
 
 
 def check_time_limit(value: object, name: str = "time_limit") -> float:
-    """A time limit in (deterministic) seconds: a finite number > 0."""
+    """A time limit in (deterministic) seconds: a finite number > 0 and at most
+    ``MAX_SECONDS``. The one check of every limit and timeout, whether it comes from a
+    caller (``enable()``, ``SolveOptions``), the command line or the environment."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number of seconds, got {value!r}")
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    if value > MAX_SECONDS:
+        raise ValueError(
+            f"{name} must be at most {MAX_SECONDS:.0f} seconds (about 11 days), got {value!r}"
+        )
     return float(value)
 
 
