@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
@@ -143,8 +144,9 @@ def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOpt
 
 def check_cache_dir(cache_dir: Any) -> str | None:
     """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
-    this process can write, or make in the nearest folder that exists; else TypeError or
-    ValueError naming it. Nothing is made here."""
+    this process can make and write a file in, found by trying (``os.access`` says yes to
+    root for /proc); else TypeError or ValueError naming it. What the try makes (folders, a
+    temporary file) is removed again."""
     if cache_dir is None:
         return None
     try:
@@ -164,10 +166,35 @@ def check_cache_dir(cache_dir: Any) -> str | None:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
+    problem = _try_writing(existing, full)
+    if problem:
         where = "" if existing == full else f" in {existing!r}"
-        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where}")
+        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where} ({problem})")
     return path
+
+
+def _try_writing(existing: str, full: str) -> str:
+    """Why a file cannot be written in the folder ``full`` ("" when it can), by making the
+    folders from ``existing`` down and a temporary file in it, then removing them."""
+    made = []
+    try:
+        folder = existing
+        for part in os.path.relpath(full, existing).split(os.sep):
+            if part in ("", "."):
+                continue
+            folder = os.path.join(folder, part)
+            os.mkdir(folder)
+            made.append(folder)
+        fd, name = tempfile.mkstemp(dir=full, prefix=".ws_solver-check.")
+        os.close(fd)
+        os.unlink(name)
+    except OSError as e:
+        return e.strerror or str(e)
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+    return ""
 
 
 def disable() -> None:
