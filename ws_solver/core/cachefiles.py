@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import sys
 import tempfile
 from pathlib import Path
 
@@ -31,6 +32,26 @@ def read_text(path: Path, limit: int = MAX_RECORD_BYTES) -> str | None:
     """The UTF-8 text of the regular file `path` (None when there is none); BadFile when it
     is a link, not a regular file, larger than `limit` bytes, unreadable or not UTF-8."""
     return readers.read_text(path, limit)
+
+
+_said: set[str] = set()
+
+
+def say_unwritable(what: str, folder: Path, error: BaseException) -> None:
+    """Say once per process and folder, on stderr, that ``what`` cannot be kept in
+    ``folder`` (a full disk, a read-only folder): the run goes on, the next process solves
+    or tunes again; never silent, never a line per record."""
+    where = str(folder)
+    if where in _said:
+        return
+    _said.add(where)
+    why = getattr(error, "strerror", None) or str(error)
+    with contextlib.suppress(OSError, ValueError):  # a closed stderr says nothing
+        print(
+            f"ws_solver: {what} {where}: cannot write ({why}); they are not kept",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def folder_key(folder: Path, create: bool) -> bytes | None:
@@ -81,19 +102,33 @@ def _read_key(path: Path) -> str | None:
 
 def _make_key(folder: Path, path: Path) -> None:
     """Write a fresh key to `path`, unless another process made one first (a link, which
-    does not replace: both then read the same key)."""
+    does not replace: both then read the same key). A folder made here for it is removed
+    again when the key cannot be written (a full disk leaves no empty folder)."""
+    made = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".key.", suffix=".tmp")
     except OSError as e:
+        if made:
+            remove_if_empty(folder)
         raise BadFile(f"it cannot be written ({e.strerror or e})") from None
+    failed = True
     try:
         with os.fdopen(fd, "w") as f:  # mkstemp made it 0600
             f.write(secrets.token_hex(_KEY_HEX // 2))
         with contextlib.suppress(FileExistsError):
             os.link(tmp, path)
+        failed = False
     except OSError as e:
         raise BadFile(f"it cannot be written ({e.strerror or e})") from None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if failed and made:
+            remove_if_empty(folder)
+
+
+def remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` if it is empty (a cache folder made for nothing)."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()

@@ -149,11 +149,14 @@ def put(key: str, plan_json: str) -> None:
     readers.loads(plan_json)  # refuse to store what get() would treat as a miss
     where = cache_dir()
     _memory[(str(where), key)] = plan_json
+    made = not where.exists()
     try:
         where.mkdir(parents=True, exist_ok=True)
         _write_atomic(_path(key), plan_json)
-    except OSError:
-        pass  # a read-only or full disk only costs a re-solve in the next process
+    except OSError as e:  # a read-only or full disk costs a re-solve in the next process
+        if made:
+            cachefiles.remove_if_empty(where)
+        cachefiles.say_unwritable("plan cache", where, e)
 
 
 def discard(key: str) -> None:
