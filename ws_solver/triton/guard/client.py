@@ -353,7 +353,7 @@ def _read_verdict(cache_dir: str | os.PathLike | None, key: str) -> Verdict | No
     if not isinstance(record, dict) or record.get("for") != key:
         return None  # foreign, or a verdict copied from another key's file
     fields = record.get("verdict")
-    if not isinstance(fields, dict) or set(fields) - set(_VERDICT_TYPES):
+    if not isinstance(fields, dict) or set(fields) - set(_VERDICT_TYPES) or "status" not in fields:
         return None
     for name, value in fields.items():
         types = _VERDICT_TYPES[name]
