@@ -246,3 +246,22 @@ def test_a_probe_verdict_is_bound_to_its_key(tmp_path: Path) -> None:
     assert lguard._read_verdict(tmp_path, "a") is None
     _verdict_file(tmp_path, "a", verdict)  # probed again: replaced by a keyed record
     assert stat.S_ISREG(path.lstat().st_mode) and lguard._read_verdict(tmp_path, "a") == verdict
+
+
+def test_a_report_folder_that_cannot_be_written_is_not_left_empty(tmp_path, monkeypatch) -> None:
+    """`ws-solver demo` on a full disk left an empty report folder behind."""
+    from ws_solver.cli import demo
+    from ws_solver.cli.common import CliError
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(demo.os, "replace", full)
+    out = tmp_path / "reports" / "demo"
+    with pytest.raises(CliError, match="No space left on device"):
+        demo.write_folder(out, {"report.md": b"# report\n"})
+    assert not (tmp_path / "reports").exists()
+    out.mkdir(parents=True)  # a folder that was there before stays
+    with pytest.raises(CliError):
+        demo.write_folder(out, {"report.md": b"# report\n"})
+    assert out.is_dir() and not list(out.iterdir())
