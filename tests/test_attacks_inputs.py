@@ -344,3 +344,18 @@ def test_every_float_limit_is_a_value_or_one_line(value: float) -> None:
         assert "\n" not in str(e)
         return
     assert 0 < checked <= options.MAX_SECONDS and math.isfinite(checked)
+
+
+def test_partition_text_checks_its_arguments() -> None:
+    from ws_solver.pipeline.partition import partition_text
+
+    text = GEMM.read_text()
+    for kwargs, error, names in (
+        ({"options": {"time_limit": 1}}, TypeError, "options must be None or SolveOptions"),
+        ({"target": 90}, TypeError, "target must be None or text"),
+        ({"triton": 3.6}, TypeError, "triton must be None or text"),
+    ):
+        with pytest.raises(error, match=names):
+            partition_text(text, "heuristic", **kwargs)
+    with pytest.raises(TypeError, match="text must be TTGIR text"):
+        partition_text(text.encode(), "heuristic")
