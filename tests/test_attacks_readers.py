@@ -176,13 +176,14 @@ def test_a_full_cache_disk_is_said_once(cache: Path, monkeypatch, capfd) -> None
 
     monkeypatch.setattr(plancache, "_write_atomic", full)
     monkeypatch.setattr(cachefiles, "_said", set())
+    monkeypatch.setattr(cachefiles, "say", cachefiles._to_stderr)  # not the command line's
     target = target_for("sm_90")
     for path in (GEMM, GEMM.with_name("attention_fwd.d64_m128n64_w4_s3.sm90.ttgir")):
         for strategy in ("heuristic", "none", "heuristic"):
             plan_loop(graph_of(path), target, strategy, OPTIONS)
     said = capfd.readouterr().err.splitlines()
     assert said == [
-        f"ws_solver: plan cache {cache}: cannot write (No space left on device); they are not kept"
+        f"ws_solver: plan cache {cache}: cannot write (No space left on device); plans are not kept"
     ]
 
 
@@ -265,3 +266,13 @@ def test_a_report_folder_that_cannot_be_written_is_not_left_empty(tmp_path, monk
     with pytest.raises(CliError):
         demo.write_folder(out, {"report.md": b"# report\n"})
     assert out.is_dir() and not list(out.iterdir())
+
+
+def test_a_cache_that_cannot_keep_plans_is_said_once_in_all(tmp_path: Path) -> None:
+    """The command's own line at the start and the line of a failed write are one line."""
+    cache, out = tmp_path / "plans", tmp_path / "out.ttgir"
+    cache.write_text("")  # a file where the folder should be: every write fails
+    done = again(cache, out)
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if str(cache) in ln]
+    assert len(lines) == 1 and "plans are not kept" in lines[0], done.stderr

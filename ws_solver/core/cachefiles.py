@@ -17,6 +17,7 @@ import os
 import secrets
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from . import readers
@@ -37,21 +38,32 @@ def read_text(path: Path, limit: int = MAX_RECORD_BYTES) -> str | None:
 _said: set[str] = set()
 
 
-def say_unwritable(what: str, folder: Path, error: BaseException) -> None:
-    """Say once per process and folder, on stderr, that ``what`` cannot be kept in
-    ``folder`` (a full disk, a read-only folder): the run goes on, the next process solves
-    or tunes again; never silent, never a line per record."""
+def _to_stderr(message: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # a closed stderr says nothing
+        print(f"ws_solver: {message}", file=sys.stderr, flush=True)
+
+
+# How a process says it (the command line sets its own: "ws-solver: ..." lines).
+say: Callable[[str], None] = _to_stderr
+
+
+def say_unwritable(what: str, folder: Path, error: BaseException, records: str) -> None:
+    """Say once per process and folder (``say``) that ``records`` cannot be kept in the
+    ``what`` ``folder`` (a full disk, a read-only folder): the run goes on, the next process
+    solves or tunes again; never silent, never a line per record."""
+    if first_word(folder):
+        why = getattr(error, "strerror", None) or str(error)
+        say(f"{what} {folder}: cannot write ({why}); {records} are not kept")
+
+
+def first_word(folder: Path) -> bool:
+    """Whether nothing was said yet in this process about keeping records in ``folder``
+    (and from now on, something was: the caller says it)."""
     where = str(folder)
     if where in _said:
-        return
+        return False
     _said.add(where)
-    why = getattr(error, "strerror", None) or str(error)
-    with contextlib.suppress(OSError, ValueError):  # a closed stderr says nothing
-        print(
-            f"ws_solver: {what} {where}: cannot write ({why}); they are not kept",
-            file=sys.stderr,
-            flush=True,
-        )
+    return True
 
 
 def folder_key(folder: Path, create: bool) -> bytes | None:

@@ -156,7 +156,7 @@ def put(key: str, plan_json: str) -> None:
     except OSError as e:  # a read-only or full disk costs a re-solve in the next process
         if made:
             cachefiles.remove_if_empty(where)
-        cachefiles.say_unwritable("plan cache", where, e)
+        cachefiles.say_unwritable("plan cache", where, e, "plans")
 
 
 def discard(key: str) -> None:

@@ -127,7 +127,7 @@ def store(key: str, report: Mapping[str, Any]) -> None:
         record = {**body, "mac": cachefiles.sign(_key(create=True), _text(body))}
         plancache._write_atomic(_path(key), json.dumps(record, indent=1, sort_keys=True))
     except (OSError, cachefiles.BadFile) as e:
-        cachefiles.say_unwritable("tuning cache", where, e)
+        cachefiles.say_unwritable("tuning cache", where, e, "tuning choices")
 
 
 def _report(data: Mapping[str, Any]) -> TuningReport:
