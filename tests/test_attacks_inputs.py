@@ -307,9 +307,11 @@ def _run(*args: str | Path) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("command", ["partition", "graph", "explain", "explore", "compare"])
+@pytest.mark.parametrize(
+    "command", ["partition", "graph", "explain", "explore", "compare", "reports", "demo --corpus"]
+)
 def test_dev_zero_as_input_is_a_usage_error(command: str) -> None:
-    done = _run(command, "/dev/zero")
+    done = _run(*command.split(), "/dev/zero")
     assert done.returncode == 2, done.stderr
     assert "/dev/zero: cannot read: it is not a regular file" in done.stderr, done.stderr
 

@@ -139,7 +139,7 @@ def read(path: str | os.PathLike) -> list[dict]:
             if line.strip():
                 records.append(parse_line(line, f"{name}:{number}"))
     except readers.BadFile as e:
-        raise CompileLogError(f"{name}: cannot read it: {e}") from None
+        raise CompileLogError(f"{name}: cannot read: {e}") from None
     return records
 
 
