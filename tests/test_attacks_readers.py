@@ -127,7 +127,7 @@ def test_a_deep_record_through_plan_loop(cache: Path) -> None:
     graph, target = graph_of(GEMM), target_for("sm_90")
     plan, _, details = plan_loop(graph, target, "heuristic", OPTIONS)
     [path] = cache.glob("*.json")
-    for text in (DEEP, '{"plan": ' + DEEP[:3000] + "]" * 0 + "}"):
+    for text in (DEEP, '{"plan": ' + "[" * 3000 + "]" * 3000 + "}"):  # deep, or deep inside
         path.write_text(text)
         plancache.clear_memory()
         again_plan, _, details = plan_loop(graph, target, "heuristic", OPTIONS)
