@@ -241,6 +241,34 @@ def test_a_cache_dir_check_leaves_nothing_behind(isolated, tmp_path: Path) -> No
     assert not (tmp_path / "a").exists()  # made to try, removed again
 
 
+def test_cache_dir_checks_at_once_all_pass(isolated, tmp_path: Path) -> None:
+    """torch.compile's workers check the same new folder at the same moment: one's removal
+    of the folder it made must not fail another's check."""
+    from ws_solver.triton.dropin.switch import check_cache_dir
+
+    for round in range(5):
+        where = tmp_path / f"r{round}" / "a" / "b"
+        results: list = []
+        threads = [
+            threading.Thread(
+                target=lambda out=results, w=where: out.append(_outcome(check_cache_dir, w))
+            )
+            for _ in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert results == [str(where)] * 8
+
+
+def _outcome(work, *args):
+    try:
+        return work(*args)
+    except Exception as e:
+        return e
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write a folder of mode 0500")
 def test_a_cache_dir_is_tried_not_asked(isolated, tmp_path: Path, monkeypatch) -> None:
     """os.access answered for the folder as /proc answers root: yes; the try says no."""

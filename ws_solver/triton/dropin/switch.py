@@ -144,9 +144,9 @@ def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOpt
 
 def check_cache_dir(cache_dir: Any) -> str | None:
     """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
-    this process can make and write a file in, found by trying (``os.access`` says yes to
-    root for /proc); else TypeError or ValueError naming it. What the try makes (folders, a
-    temporary file) is removed again."""
+    this process can write in, or make in the nearest folder that exists, found by trying
+    (``os.access`` says yes to root for /proc); else TypeError or ValueError naming it.
+    Nothing is left made."""
     if cache_dir is None:
         return None
     try:
@@ -166,34 +166,21 @@ def check_cache_dir(cache_dir: Any) -> str | None:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
-    problem = _try_writing(existing, full)
+    problem = _try_writing(existing)
     if problem:
         where = "" if existing == full else f" in {existing!r}"
         raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where} ({problem})")
     return path
 
 
-def _try_writing(existing: str, full: str) -> str:
-    """Why a file cannot be written in the folder ``full`` ("" when it can), by making the
-    folders from ``existing`` down and a temporary file in it, then removing them."""
-    made = []
+def _try_writing(existing: str) -> str:
+    """Why nothing can be made in the folder ``existing`` ("" when it can), found by making
+    an entry of a name of its own there (a temporary folder: the cache folders below it can
+    then be made too) and removing it: nothing another process trying at once could meet."""
     try:
-        folder = existing
-        for part in os.path.relpath(full, existing).split(os.sep):
-            if part in ("", "."):
-                continue
-            folder = os.path.join(folder, part)
-            os.mkdir(folder)
-            made.append(folder)
-        fd, name = tempfile.mkstemp(dir=full, prefix=".ws_solver-check.")
-        os.close(fd)
-        os.unlink(name)
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ws_solver-check."))
     except OSError as e:
         return e.strerror or str(e)
-    finally:
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
     return ""
 
 
