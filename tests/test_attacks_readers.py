@@ -276,3 +276,15 @@ def test_a_cache_that_cannot_keep_plans_is_said_once_in_all(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     lines = [ln for ln in done.stderr.splitlines() if str(cache) in ln]
     assert len(lines) == 1 and "plans are not kept" in lines[0], done.stderr
+
+
+def test_a_device_is_not_even_opened(monkeypatch) -> None:
+    """Opening some devices acts (a watchdog, a tape); /dev/zero stands for them."""
+    opened = []
+    real = os.open
+    monkeypatch.setattr(
+        os, "open", lambda path, *a, **k: (opened.append(path), real(path, *a, **k))[1]
+    )
+    with pytest.raises(readers.BadFile, match="not a regular file"):
+        readers.read_bytes("/dev/zero", 10, follow=True)
+    assert opened == []

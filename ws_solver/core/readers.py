@@ -52,7 +52,18 @@ def open_regular(path: str | os.PathLike, follow: bool = False) -> int | None:
     without blocking; BadFile when it is a symbolic link (unless ``follow``), not a regular
     file or cannot be opened."""
     flags = _FLAGS if follow else _FLAGS | getattr(os, "O_NOFOLLOW", 0)
-    try:
+    try:  # first by its name, so that a device is not even opened (opening some acts)
+        node = os.stat(path, follow_symlinks=follow)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        node = None  # said by open() below
+    if node is not None and not stat.S_ISLNK(node.st_mode):
+        if stat.S_ISDIR(node.st_mode):
+            raise BadFile("it is a folder")
+        if not stat.S_ISREG(node.st_mode):
+            raise BadFile("it is not a regular file")
+    try:  # then on the descriptor, which is what is read
         fd = os.open(path, flags)
     except FileNotFoundError:
         return None
