@@ -288,3 +288,21 @@ def test_a_device_is_not_even_opened(monkeypatch) -> None:
     with pytest.raises(readers.BadFile, match="not a regular file"):
         readers.read_bytes("/dev/zero", 10, follow=True)
     assert opened == []
+
+
+def test_a_full_tuning_cache_disk_is_said_once(tmp_path: Path, monkeypatch, capfd) -> None:
+    from ws_solver.triton.autotuning import tunecache
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setenv(plancache.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(plancache, "_write_atomic", full)
+    monkeypatch.setattr(cachefiles, "_said", set())
+    monkeypatch.setattr(cachefiles, "say", cachefiles._to_stderr)
+    for key in ("a" * 64, "b" * 64, "a" * 64):
+        tunecache.store(key, {"kernel": "k"})
+    assert capfd.readouterr().err.splitlines() == [
+        f"ws_solver: tuning cache {tmp_path / 'tuning'}: cannot write "
+        "(No space left on device); tuning choices are not kept"
+    ]
