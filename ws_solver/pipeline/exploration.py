@@ -286,10 +286,10 @@ def explore(
             raise ValueError(e.message) from None
     else:
         text = str(source)
-    name = os.fspath(source) if is_path else "<text>"
+    module = ir.parse(text)
     if isinstance(backend, str):
         with open_backend(backend, 1) as opened:
-            loops = explore_module(ir.parse(text), k, target, options, opened, triton=triton)
+            loops = explore_module(module, k, target, options, opened, triton=triton)
     else:
-        loops = explore_module(ir.parse(text), k, target, options, backend, triton=triton)
-    return document(name, k, options, loops)
+        loops = explore_module(module, k, target, options, backend, triton=triton)
+    return document(os.fspath(source) if is_path else "<text>", k, options, loops)
