@@ -494,7 +494,7 @@ def test_plan_cache_keys_and_storage(isolated) -> None:
     path.write_text("{torn")
     torn = plancache.get(key)  # read back as it is: the record check refuses it
     with pytest.raises(planrecord.BadRecord, match="not JSON"):
-        planrecord.decode(torn, graph, target)
+        planrecord.decode(torn, graph, target, key)
 
 
 # -- hook management --------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def test_reader_on_cut_and_spliced_text(data) -> None:
 # -- the plan-cache loader ----------------------------------------------------------------------
 def _decode_or_refuse(text, graph, target) -> None:
     try:
-        plan, reason, details = planrecord.decode(text, graph, target)
+        plan, reason, details = planrecord.decode(text, graph, target, KEY)
     except planrecord.BadRecord as e:
         assert str(e) and "\n" not in str(e)
         return
@@ -77,6 +77,7 @@ def _decode_or_refuse(text, graph, target) -> None:
     assert isinstance(check_plan(plan, graph, target), list)
 
 
+KEY = "f" * 64  # the cache key the records here are stored under
 FIELDS = (*planrecord.FIELDS, "plan.assignment", "plan.partitions", "plan.channels", "digest")
 
 
@@ -86,7 +87,7 @@ def test_plan_records_with_any_field_replaced(cache, loop, field, value, resign)
     """A good record with one field replaced by any JSON value, signed again with the key
     (as a buggy build would write it) or not: refused, or a plan that fits the loop."""
     graph, target, plan, reason, details = loop
-    record = json.loads(planrecord.encode(plan, reason, details, graph, target))
+    record = json.loads(planrecord.encode(plan, reason, details, graph, target, KEY))
     if "." in field:
         outer, inner = field.split(".")
         record[outer] = {**record[outer], inner: value}
@@ -101,7 +102,7 @@ def test_plan_records_with_any_field_replaced(cache, loop, field, value, resign)
 @given(content=st.binary(max_size=300) | JSON.map(lambda v: json.dumps(v).encode()))
 def test_plan_cache_files_of_any_content(cache, loop, content) -> None:
     graph, target = loop[:2]
-    key = "f" * 64
+    key = KEY
     (cache / f"{key}.json").write_bytes(content)
     plancache.clear_memory()
     text = plancache.get(key)

@@ -113,20 +113,20 @@ def test_record_of_another_loop_is_refused(cache, gemm) -> None:
     graph, target = gemm
     other = graph_of(OTHER)
     plan, reason, details = plan_loop(other, target, "heuristic", OPTIONS)
-    text = planrecord.encode(plan, reason, details, other, target)
+    text = planrecord.encode(plan, reason, details, other, target, "k")
     with pytest.raises(planrecord.BadRecord, match="it is for"):
-        planrecord.decode(text, graph, target)
+        planrecord.decode(text, graph, target, "k")
     with pytest.raises(planrecord.BadRecord, match="not JSON"):
-        planrecord.decode("{torn", graph, target)
-    with pytest.raises(planrecord.BadRecord, match="no plan"):
-        planrecord.decode("{}", graph, target)
+        planrecord.decode("{torn", graph, target, "k")
+    with pytest.raises(planrecord.BadRecord, match="no key, plan"):
+        planrecord.decode("{}", graph, target, "k")
 
 
 def test_record_round_trips(gemm) -> None:
     graph, target = gemm
     plan, reason, details = plan_loop(graph, target, "heuristic", SolveOptions(cache=False))
-    text = planrecord.encode(plan, reason, details, graph, target)
-    assert planrecord.decode(text, graph, target) == (plan, reason, details)
+    text = planrecord.encode(plan, reason, details, graph, target, "k")
+    assert planrecord.decode(text, graph, target, "k") == (plan, reason, details)
 
 
 # -- through the command line -----------------------------------------------------------------

@@ -109,7 +109,7 @@ def test_an_unsigned_or_planted_record_is_refused() -> None:
     assert any("signature does not match" in s for s in said), said
 
 
-@pytest.mark.parametrize("what", ["fifo", "link", "torn"])
+@pytest.mark.parametrize("what", ["fifo", "link", "torn", "deep"])
 def test_what_is_no_record_is_a_miss(what: str) -> None:
     import os
 
@@ -119,6 +119,8 @@ def test_what_is_no_record_is_a_miss(what: str) -> None:
         os.mkfifo(path)
     elif what == "link":
         path.symlink_to("/dev/zero")
+    elif what == "deep":  # valid JSON 5,000 arrays deep: a RecursionError at every launch
+        path.write_text("[" * 5000 + "]" * 5000)
     else:
         path.write_text('{"winner": ')
     report, _, said = relaunch()

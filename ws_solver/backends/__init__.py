@@ -54,7 +54,23 @@ def open_backend(
     backend.close()
 
 
+def check_backend(value: Any, name: str = "backend") -> Backend | str | None:
+    """A public function's ``backend`` argument: None (this process), a ``Backend``, or the
+    name of one (``BACKENDS``); TypeError or ValueError, one line naming ``name``, else."""
+    if value is None or isinstance(value, Backend):
+        return value
+    if isinstance(value, str):
+        if value not in BACKENDS:
+            raise ValueError(f"{name} {value[:40]!r} is unknown; choose from {', '.join(BACKENDS)}")
+        return value
+    raise TypeError(
+        f"{name} must be None, a backend name ({', '.join(BACKENDS)}) or a "
+        f"ws_solver.backends.Backend, not {type(value).__name__}"
+    )
+
+
 __all__ = [
+    "check_backend",
     "BACKENDS",
     "RAY_EXTRA",
     "Backend",

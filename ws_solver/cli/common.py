@@ -269,8 +269,10 @@ def triton_version(args: argparse.Namespace) -> str:
 def solve_options(args: argparse.Namespace, wall_clock: bool = True):
     """The pipeline's SolveOptions from the parsed --time-limit/--workers/--seed/cache;
     `wall_clock` False bounds deterministic time only (reports that must repeat)."""
+    from ..core import cachefiles
     from ..pipeline.partition import SolveOptions
 
+    cachefiles.say = report  # a cache that cannot keep records: one "ws-solver: ..." line
     return SolveOptions(
         time_limit=args.time_limit,
         workers=args.workers,
@@ -285,10 +287,11 @@ def report_plan_cache(options) -> None:
     a read-only folder, an untrusted key): the run solved everything and keeps nothing."""
     if not getattr(options, "cache", False):
         return
+    from ..core import cachefiles
     from ..pipeline import plancache
 
     why = plancache.unusable()
-    if why:
+    if why and cachefiles.first_word(plancache.cache_dir()):  # said once, here or on a write
         report(f"plan cache {plancache.cache_dir()}: {why}; plans are not kept")
 
 

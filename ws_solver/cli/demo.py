@@ -4,6 +4,7 @@ folder (Markdown, HTML with plots, JSON, PNGs) and print its path."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import tempfile
@@ -179,10 +180,12 @@ def write_folder(out: Path, files: dict[str, bytes]) -> None:
     """Write the files into a fresh folder beside `out`, then move each into `out` (made if
     needed) with an atomic rename: a failed run leaves no half-written file. Links and
     devices among them are written through, never replaced."""
+    made = [f for f in (out, *out.absolute().parents) if not os.path.lexists(f)]
     try:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=out, prefix=".demo-"))
     except OSError as e:
+        _remove_empty(made)
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
     try:
         direct = {name for name in files if _written_through(out / name)}
@@ -195,6 +198,15 @@ def write_folder(out: Path, files: dict[str, bytes]) -> None:
             else:
                 os.replace(staging / name, out / name)
     except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        _remove_empty(made)  # a full disk leaves no empty report folder behind
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_empty(made: list[Path]) -> None:
+    """Remove the folders this run made (innermost first) that are still empty."""
+    for folder in made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import __version__
 from ..backends.local import usable_cores
+from ..core import readers
 from ..core.processes import die_with_parent, python_command
 from ..report import tune as render
 from ..triton.autotuning.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
@@ -411,7 +412,7 @@ def _last_json(text: str) -> dict:
     """The helper's last stdout line, ``{"compile_s": ...}`` ({} if it printed none)."""
     for line in reversed(text.splitlines()):
         with contextlib.suppress(ValueError):
-            found = json.loads(line)
+            found = readers.loads(line)
             if isinstance(found, dict):
                 return found
     return {}

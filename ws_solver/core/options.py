@@ -15,6 +15,7 @@ CP-SAT's LNS workers to the turns, not threads.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, replace
 
 from .clock import NO_DEADLINE, Deadline
@@ -34,6 +35,10 @@ SOLVE_THREADS = 1
 DEFAULT_SEED = 0
 MAX_WORKERS = 256  # CP-SAT threads per solve; more is a typo, not a machine
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is a 32-bit signed integer
+# Seconds of any limit or timeout: far beyond any solve, and far inside what the clocks the
+# waits use can take (threading.TIMEOUT_MAX is about 9.2e9 s; 1e10 failed every attempt with
+# "OverflowError: timestamp out of range" and fell back).
+MAX_SECONDS = 1e6
 # `optimal` departs from the heuristic's plan only for a larger modeled gain: the 90th
 # percentile of |measured - modeled| relative time difference on the plan sweep (the
 # evidence is in model/decision.py's docstring).
@@ -101,11 +106,17 @@ class SolveOptions:
 
 
 def check_time_limit(value: object, name: str = "time_limit") -> float:
-    """A time limit in (deterministic) seconds: a finite number > 0."""
+    """A time limit in (deterministic) seconds: a finite number > 0 and at most
+    ``MAX_SECONDS``. The one check of every limit and timeout, whether it comes from a
+    caller (``enable()``, ``SolveOptions``), the command line or the environment."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number of seconds, got {value!r}")
     if not (value > 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    if value > MAX_SECONDS:
+        raise ValueError(
+            f"{name} must be at most {MAX_SECONDS:.0f} seconds (about 11 days), got {value!r}"
+        )
     return float(value)
 
 
@@ -142,6 +153,31 @@ def check_margin(value: object, name: str = "margin") -> float | None:
     if not 0 <= value <= 1:
         raise ValueError(f"{name} must be None or a number from 0 to 1, got {value!r}")
     return float(value)
+
+
+def check_count(value: object, name: str, low: int, high: int) -> int:
+    """A count given to a public function (``k``): an integer (not a bool, a float or text)
+    from ``low`` to ``high``."""
+    return _check_int(value, name, low, high)
+
+
+def check_optional_name(value: object, name: str) -> str | None:
+    """A name that may be left out (``target``, ``triton``): None or text."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be None or text, not {type(value).__name__}")
+    return value
+
+
+def check_source(value: object, name: str = "source") -> str | os.PathLike:
+    """A TTGIR source given to a public function: a path (str or os.PathLike) or TTGIR text;
+    TypeError naming ``name`` for anything else (bytes, a number)."""
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bytes):
+        if isinstance(value, os.PathLike) and not isinstance(os.fspath(value), str):
+            raise TypeError(f"{name} must be a path or TTGIR text, not a bytes path")
+        if not isinstance(value, os.PathLike) and (not value or "\0" in value):
+            raise ValueError(f"{name} {value[:40]!r} is neither a path nor TTGIR text")
+        return value
+    raise TypeError(f"{name} must be a path or TTGIR text, not {type(value).__name__}")
 
 
 def _check_int(value: object, name: str, low: int, high: int) -> int:

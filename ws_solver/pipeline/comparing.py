@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends import check_backend, open_backend
 from ..core.failures import (
     EXIT_BAD_INPUT,
     EXIT_INFEASIBLE,
@@ -25,7 +26,7 @@ from ..core.failures import (
     ReportedError,
     internal_failure,
 )
-from ..core.options import DEFAULT_WORKERS, SOLVE_THREADS
+from ..core.options import DEFAULT_WORKERS, SOLVE_THREADS, check_optional_name, check_source
 from ..core.strategy import Strategy
 from ..model.dfg import build_graph
 from ..model.graph import LoopGraph
@@ -94,19 +95,32 @@ def compare(
     `timing` is deterministic for a given seed); `backend`: a `ws_solver.backends.Backend`
     to run the loops on (default: this process); `triton`: whose lowering rules the plans
     follow (None: 3.6.0). Failures are in the document's `failures`."""
-    items = [sources] if isinstance(sources, str | os.PathLike) else list(sources)
-    inputs, failures = _inputs(items)
+    items = _sources(sources)
+    check_optional_name(target, "target")
+    check_optional_name(triton, "triton")
+    backend = check_backend(backend)
     # Deterministic time only, as `ws-solver compare` bounds it: the document must repeat.
     options = SolveOptions(
         time_limit=time_limit, workers=workers, seed=seed, cache=cache, wall_clock=False
     )
     version = lowering_facts(triton or DEFAULT_TRITON).version
-    if backend is not None:
+    inputs, failures = _inputs(items)
+    if backend is not None and not isinstance(backend, str):
         return compare_on(backend, inputs, options, version, target, failures).document
-    from ..backends import open_backend
+    with open_backend(backend or "local", 1) as opened:
+        return compare_on(opened, inputs, options, version, target, failures).document
 
-    with open_backend("local", 1) as local:
-        return compare_on(local, inputs, options, version, target, failures).document
+
+def _sources(sources: Any) -> list[str | os.PathLike]:
+    """``compare``'s ``sources`` as a list, each checked (``check_source``): one path or
+    text, or a list or tuple of them; TypeError naming the argument otherwise."""
+    if isinstance(sources, str | os.PathLike):
+        return [check_source(sources, "sources")]
+    if not isinstance(sources, list | tuple):
+        raise TypeError(
+            f"sources must be a path, TTGIR text or a list of them, not {type(sources).__name__}"
+        )
+    return [check_source(item, f"sources[{n}]") for n, item in enumerate(sources)]
 
 
 def _is_text(item: object) -> bool:

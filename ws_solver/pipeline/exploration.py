@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from .. import ir
+from ..backends import check_backend, open_backend
+from ..core.failures import ReportedError
 from ..core.options import (
     DEFAULT_SEED,
     DEFAULT_WORKERS,
     SOLVE_THREADS,
     SURVEY_TIME_LIMIT,
     SolveOptions,
+    check_count,
+    check_optional_name,
+    check_source,
 )
 from ..core.strategy import EXPLORE, MAX_PLANS
 from ..ir.annotate import annotate_loop, clear_loop
@@ -33,6 +38,7 @@ from ..model.kinds import NodeRole
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..model.plan import Plan
 from ..model.target import Target, target_for
+from .inputs import read_input
 from .partition import (
     PlannedLoop,
     loop_alternatives,
@@ -264,10 +270,26 @@ def explore(
     `ws-solver explore --json` document (deterministic for a given seed); `backend`: a
     `ws_solver.backends.Backend` to run the loops on (default: this process); `triton`:
     whose lowering rules the plans follow (None: 3.6.0)."""
-    is_path = isinstance(source, os.PathLike) or "\n" not in source
-    if is_path and not Path(source).is_file():
-        raise FileNotFoundError(f"{source}: no such file (give a TTGIR file or its text)")
-    text = Path(source).read_text() if is_path else str(source)
+    check_source(source)
+    check_count(k, "k", 1, MAX_PLANS)
+    check_optional_name(target, "target")
+    check_optional_name(triton, "triton")
+    backend = check_backend(backend)
     options = SolveOptions(time_limit=time_limit, workers=workers, seed=seed, cache=False)
-    loops = explore_module(ir.parse(text), k, target, options, backend, triton=triton)
+    is_path = isinstance(source, os.PathLike) or "\n" not in source
+    if is_path and not Path(source).exists():
+        raise FileNotFoundError(f"{source}: no such file (give a TTGIR file or its text)")
+    if is_path:
+        try:
+            text = read_input(source)  # bounded: a regular file of at most MAX_INPUT_BYTES
+        except ReportedError as e:
+            raise ValueError(e.message) from None
+    else:
+        text = str(source)
+    module = ir.parse(text)
+    if isinstance(backend, str):
+        with open_backend(backend, 1) as opened:
+            loops = explore_module(module, k, target, options, opened, triton=triton)
+    else:
+        loops = explore_module(module, k, target, options, backend, triton=triton)
     return document(os.fspath(source) if is_path else "<text>", k, options, loops)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import ir
+from ..core import readers
 from ..core.failures import EXIT_INFEASIBLE, EXIT_TIMEOUT, ReportedError
 from ..core.strategy import Strategy
 from ..model.check import check_plan
@@ -44,17 +45,26 @@ def ttgir_under(arg: str) -> tuple[list[Path], list[tuple[Path, str]]]:
 
 def read_module(path: Path) -> ir.Module:
     """Read and parse one TTGIR file; any failure names file, line, column."""
+    return parse_module(path, read_input(path))
+
+
+def read_input(path: Path | str) -> str:
+    """The text of one TTGIR input file, through the one bounded reader: a regular file of at
+    most ``readers.MAX_INPUT_BYTES``, UTF-8 (a FIFO or /dev/zero is refused before it is read);
+    a ReportedError naming the file (and line and column of bad UTF-8) otherwise."""
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ReportedError(f"{path}: cannot read: {e.strerror or e}") from None
+        data = readers.read_bytes(path, readers.MAX_INPUT_BYTES, follow=True)
+    except readers.BadFile as e:
+        raise ReportedError(f"{path}: cannot read: {e}") from None
+    if data is None:
+        raise ReportedError(f"{path}: cannot read: no such file")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise ReportedError(f"{path}:{line}:{column}: not UTF-8 text") from None
-    return parse_module(path, text)
+    return text
 
 
 def parse_module(name: Path | str, text: str) -> ir.Module:

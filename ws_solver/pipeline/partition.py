@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import ir
 from ..core.clock import OutOfTime
-from ..core.options import SolveOptions
+from ..core.options import SolveOptions, check_optional_name
 from ..core.strategy import EXPLORE, PIPELINE_STRATEGIES, Explore, Strategy, parse_strategy
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
@@ -118,7 +118,7 @@ def plan_loop(
     bad = ""
     if stored is not None:
         try:
-            plan, reason, details = planrecord.decode(stored, graph, target)
+            plan, reason, details = planrecord.decode(stored, graph, target, key)
             return plan, reason, {**details, "plan_cache": "hit"}
         except planrecord.BadRecord as e:
             bad = str(e)  # a miss: solve again and overwrite it (or drop it)
@@ -126,7 +126,7 @@ def plan_loop(
     # Retry the others later, and plans cut short by the wall clock (they do not repeat).
     repeats = details.get("stopped_by", "") != "wall clock"
     if details.get("status", "OPTIMAL") in ("OPTIMAL", "FEASIBLE") and repeats:
-        plancache.put(key, planrecord.encode(plan, reason, details, graph, target))
+        plancache.put(key, planrecord.encode(plan, reason, details, graph, target, key))
     elif bad:
         plancache.discard(key)
     if bad:
@@ -346,6 +346,10 @@ def partition_module(
     3.6.0; the drop-in passes the installed version). A failure on a loop is a LoopError
     naming it."""
     strategy = parse_strategy(strategy, PIPELINE_STRATEGIES)
+    if options is not None and not isinstance(options, SolveOptions):
+        raise TypeError(f"options must be None or SolveOptions, not {type(options).__name__}")
+    check_optional_name(target, "target")
+    check_optional_name(triton, "triton")
     options = options or SolveOptions()
     tgt = resolve_target(module, target, triton)
     planned = _plan_each_loop(module, tgt, strategy, options, graphs)
@@ -385,6 +389,8 @@ def partition_module(
 
 def partition_text(text: str, strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any):
     """Parse, partition and print: (annotated text, per-loop reports)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be TTGIR text (str), not {type(text).__name__}")
     module = ir.parse(text)
     reports = partition_module(module, strategy, **kwargs)
     return module.print(), reports

@@ -33,10 +33,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..core import cachefiles
+from ..core import cachefiles, readers
 
 ENV_DIR = "WS_SOLVER_CACHE_DIR"
-FORMAT = 2  # bump when the stored record changes shape (ws_solver.pipeline.planrecord)
+# Bump when the stored record changes shape (ws_solver.pipeline.planrecord); 3: records name
+# their key.
+FORMAT = 3
 
 # Fields that only say where something came from.
 _PROVENANCE = frozenset({"line", "location", "meta"})
@@ -144,14 +146,17 @@ def _canonical_text(obj: Any) -> str:
 
 def put(key: str, plan_json: str) -> None:
     """Store ``plan_json`` under ``key`` (memory always; disk when it is writable)."""
-    json.loads(plan_json)  # refuse to store what get() would treat as a miss
+    readers.loads(plan_json)  # refuse to store what get() would treat as a miss
     where = cache_dir()
     _memory[(str(where), key)] = plan_json
+    made = not where.exists()
     try:
         where.mkdir(parents=True, exist_ok=True)
         _write_atomic(_path(key), plan_json)
-    except OSError:
-        pass  # a read-only or full disk only costs a re-solve in the next process
+    except OSError as e:  # a read-only or full disk costs a re-solve in the next process
+        if made:
+            cachefiles.remove_if_empty(where)
+        cachefiles.say_unwritable("plan cache", where, e, "plans")
 
 
 def discard(key: str) -> None:

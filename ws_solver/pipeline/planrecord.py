@@ -4,10 +4,11 @@ back in.
 The cache (``plancache``) stores text under a key, signed with the cache folder's secret (a
 record not signed with it, planted or torn, is refused first); a record that is valid JSON
 can still be a wrong plan (edited by hand, torn and patched, written by a buggy build, meant
-for another loop). ``decode`` trusts nothing: the record's checksum, the loop and target it
-names, the plan's shape against the loop's graph (node count, partition ids, channels), and the cost
-model's objective and violations, recomputed, against the ones recorded. Any mismatch is a
-``BadRecord``: the caller solves again and overwrites it.
+for another loop, copied under another key's name). ``decode`` trusts nothing: the record's
+checksum, the cache key and the loop and target it names, the plan's shape against the loop's
+graph (node count, partition ids, channels), and the cost model's objective and violations,
+recomputed, against the ones recorded. Any mismatch is a ``BadRecord``: the caller solves
+again and overwrites it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core import readers
 from ..model.check import check_plan
 from ..model.cost import evaluate
 from ..model.graph import LoopGraph
@@ -22,16 +24,20 @@ from ..model.plan import Plan
 from ..model.target import Target
 from . import plancache
 
-FIELDS = ("plan", "reason", "details", "loop", "target", "nodes", "objective", "violations")
+FIELDS = ("key", "plan", "reason", "details", "loop", "target", "nodes", "objective", "violations")
 
 
 class BadRecord(ValueError):
     """A cached record that does not hold a usable plan for the loop asked about."""
 
 
-def encode(plan: Plan, reason: str, details: dict, graph: LoopGraph, target: Target) -> str:
-    """The record of ``plan`` for ``graph`` on ``target``, as stored text."""
+def encode(
+    plan: Plan, reason: str, details: dict, graph: LoopGraph, target: Target, key: str
+) -> str:
+    """The record of ``plan`` for ``graph`` on ``target``, as stored text under the cache
+    key ``key`` (signed with it: the record is no record under any other key)."""
     body = {
+        "key": key,
         "plan": plan.to_dict(),
         "reason": reason,
         "details": details,
@@ -41,19 +47,21 @@ def encode(plan: Plan, reason: str, details: dict, graph: LoopGraph, target: Tar
         "objective": evaluate(plan, graph, target).objective,
         "violations": check_plan(plan, graph, target),
     }
-    body = json.loads(json.dumps(body))  # the form it is read back in (lists, not tuples)
+    body = readers.loads(json.dumps(body))  # the form it is read back in (lists, not tuples)
     return json.dumps({**body, "digest": plancache.sign(body)}, sort_keys=True)
 
 
-def decode(text: str, graph: LoopGraph, target: Target) -> tuple[Plan, str, dict]:
-    """(plan, reason, details) of a stored record; ``BadRecord`` saying why it is not one
-    for ``graph`` on ``target``."""
+def decode(text: str, graph: LoopGraph, target: Target, key: str) -> tuple[Plan, str, dict]:
+    """(plan, reason, details) of a record stored under the cache key ``key``; ``BadRecord``
+    saying why it is not one for ``graph`` on ``target`` under that key."""
     if isinstance(text, plancache.Unreadable):
         raise BadRecord(text.problem)
     record = _parse(text)
     body = {name: record[name] for name in FIELDS}
     if not plancache.signed(body, record["digest"]):
         raise BadRecord("its checksum does not match its content")
+    if record["key"] != key:
+        raise BadRecord("it was stored under another key (copied or renamed)")
     if (record["loop"], record["target"]) != (graph.name, target.name):
         raise BadRecord(f"it is for {record['loop']} on {record['target']}")
     if record["nodes"] != len(graph.nodes):
@@ -104,9 +112,9 @@ def shape_problem(plan: Plan, graph: LoopGraph, target: Target) -> str:
 
 def _parse(text: str) -> dict[str, Any]:
     try:
-        record = json.loads(text)
-    except ValueError:
-        raise BadRecord("it is not JSON") from None
+        record = readers.loads(text)
+    except readers.BadJSON as e:
+        raise BadRecord(str(e)) from None
     if not isinstance(record, dict):
         raise BadRecord("it is not a JSON object")
     missing = [name for name in (*FIELDS, "digest") if name not in record]

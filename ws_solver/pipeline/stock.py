@@ -17,11 +17,12 @@ no stock decision: "unknown", never a guess.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..core import readers
 
 INDEX_NAME = "index.json"
 
@@ -79,8 +80,8 @@ def digest(text: str) -> str:
 def index_entries(folder: Path) -> dict[str, dict]:
     """{file name: index entry} of a dump folder's index.json; {} without a readable one."""
     try:
-        data = json.loads((folder / INDEX_NAME).read_text())
-    except (OSError, ValueError):
+        data = readers.load(folder / INDEX_NAME, readers.MAX_INPUT_BYTES, follow=True)
+    except (OSError, ValueError):  # none, not a regular file, too large or deep, not JSON
         return {}
     entries = data.get("dumps", []) if isinstance(data, dict) else data
     if not isinstance(entries, list):

@@ -4,11 +4,11 @@ scheduler's plan of each loop beside the heuristic's, and whether they partition
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from ..heuristic import decide
 from ..model.target import target_for
 from ..pipeline.agreement import seed_summary, side_by_side
+from ..pipeline.inputs import read_input
 from .seed_plan import seed_plans
 
 
@@ -22,7 +22,7 @@ def add_seed_column(document: dict, triton: str, say: Callable[[str], None]) -> 
     for file, records in by_file.items():
         target = target_for(records[0]["target"], document["settings"]["triton"])
         try:
-            found = seed_plans(Path(file).read_text(), target)
+            found = seed_plans(read_input(file), target)
         except Exception as e:  # the seed column never fails the comparison
             message = f"{file}: Triton's scheduler: {type(e).__name__}: {e}"
             say(message)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
+from ..core import readers
 from ..heuristic.planner import with_resources
 from ..ir import Module, Op, parse
 from ..ir.annotate import OUTPUTS, PARTITION, STAGES, LoopAnnotation
@@ -134,8 +135,8 @@ def merge_rules(folder: str) -> dict[int, tuple[str, ...]]:
         m = _DOT_FILE.fullmatch(name)
         if not m:
             continue
-        with open(os.path.join(folder, name)) as f:
-            title = _DOT_TITLE.search(f.read())
+        text = readers.read_text(os.path.join(folder, name), readers.MAX_INPUT_BYTES)
+        title = _DOT_TITLE.search(text or "")
         if title:
             found.setdefault(int(m.group(1)), []).append((int(m.group(2)), title.group(1)))
     return {loop: tuple(r for _, r in sorted(steps)) for loop, steps in sorted(found.items())}

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...core import cachefiles
+from ...core import cachefiles, readers
 from ...pipeline import plancache
 from ..dropin.session import _SOURCES_THAT_CHANGE_BINARIES
 from .tuning import Outcome, TuningReport
@@ -72,14 +72,11 @@ def load(key: str) -> dict | None:
     there is not a signed record of that key."""
     try:
         text = cachefiles.read_text(_path(key))
-    except cachefiles.BadFile as e:
+        if text is None:
+            return None
+        record = readers.loads(text)
+    except (cachefiles.BadFile, readers.BadJSON) as e:  # also not JSON, or nested too deep
         raise BadChoice(str(e)) from None
-    if text is None:
-        return None
-    try:
-        record = json.loads(text)
-    except ValueError:
-        raise BadChoice("it is not JSON") from None
     if not isinstance(record, dict) or set(record) != {"for", "report", "mac"}:
         raise BadChoice("it is not a tuning record")
     body = {"for": record["for"], "report": record["report"]}
@@ -126,11 +123,11 @@ def store(key: str, report: Mapping[str, Any]) -> None:
     where = cache_dir()
     try:
         where.mkdir(parents=True, exist_ok=True)
-        body = {"for": key, "report": json.loads(json.dumps(dict(report)))}
+        body = {"for": key, "report": readers.loads(json.dumps(dict(report)))}
         record = {**body, "mac": cachefiles.sign(_key(create=True), _text(body))}
         plancache._write_atomic(_path(key), json.dumps(record, indent=1, sort_keys=True))
-    except (OSError, cachefiles.BadFile):
-        pass
+    except (OSError, cachefiles.BadFile) as e:
+        cachefiles.say_unwritable("tuning cache", where, e, "tuning choices")
 
 
 def _report(data: Mapping[str, Any]) -> TuningReport:

@@ -20,12 +20,17 @@ also covers file systems where ``O_APPEND`` alone is not atomic, if they support
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import math
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from ...core import readers
 
 SCHEMA = "ws-solver.compile-log"
 VERSION = 1
@@ -64,8 +69,14 @@ def compile_record(report: Any, triton_hash: str | None) -> dict:
 def append(path: str | os.PathLike, record: dict) -> None:
     """Append ``record`` as one line (OSError if the file cannot be written)."""
     data = (json.dumps(record, sort_keys=True, default=str) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    # O_NONBLOCK: a FIFO at the path fails at once (no reader) or is refused below, never
+    # waited on; O_NOCTTY: a terminal does not become ours.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+    fd = os.open(path, flags, 0o666)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        os.set_blocking(fd, True)
         _lock(fd)
         view = memoryview(data)
         while view:  # one write for a regular file; the loop only covers a short write
@@ -89,6 +100,8 @@ def check_path(value: Any, name: str) -> str | None:
     folder = os.path.dirname(full)
     if os.path.isdir(full):
         raise ValueError(f"{name} {path!r} is a folder; name a file in it")
+    if os.path.lexists(full) and not os.path.isfile(full):
+        raise ValueError(f"{name} {path!r} is not a regular file (a FIFO, a device?)")
     if not os.path.isdir(folder):
         raise ValueError(f"{name} {path!r}: its folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) and not os.access(full, os.W_OK):
@@ -112,25 +125,32 @@ def _triton_version() -> str | None:
 
 # -- reading ----------------------------------------------------------------------------------
 def read(path: str | os.PathLike) -> list[dict]:
-    """Every record of the log at ``path``; ``CompileLogError`` naming the file and line of the
-    first line that is not a record, ``OSError`` if the file cannot be read."""
+    """Every record of the log at ``path``, read a line at a time through the one bounded
+    reader (``core.readers``); ``CompileLogError`` naming the file (not a regular file, too
+    large) or the file and line of the first line that is not a record, FileNotFoundError or
+    IsADirectoryError."""
     name = os.fspath(path)
+    if os.path.isdir(name):
+        raise IsADirectoryError(errno.EISDIR, "a folder", name)
     records = []
-    with open(name, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            records.append(parse_line(line, f"{name}:{number}"))
+    try:
+        for number, data in enumerate(readers.lines(name), start=1):
+            line = data.decode("utf-8", errors="replace")
+            if line.strip():
+                records.append(parse_line(line, f"{name}:{number}"))
+    except readers.BadFile as e:
+        raise CompileLogError(f"{name}: cannot read: {e}") from None
     return records
 
 
 def parse_line(line: str, where: str) -> dict:
-    """One line as a record, checked: CompileLogError naming ``where`` otherwise."""
+    """One line as a record, checked (every field the summary reads of its type):
+    CompileLogError naming ``where`` otherwise."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as e:
+        record = readers.loads(line)
+    except readers.BadJSON as e:
         cut = "" if line.endswith("\n") else " (a cut-off last line?)"
-        raise CompileLogError(f"{where}: not JSON ({e.msg}){cut}") from None
+        raise CompileLogError(f"{where}: {str(e).removeprefix('it is ')}{cut}") from None
     if not isinstance(record, dict) or record.get("schema") != SCHEMA:
         raise CompileLogError(f"{where}: not a ws_solver compile-log record (no {SCHEMA!r})")
     version = record.get("version")
@@ -143,7 +163,60 @@ def parse_line(line: str, where: str) -> dict:
         raise CompileLogError(f"{where}: unknown event {event!r} (known: {', '.join(EVENTS)})")
     if event == "compile" and not isinstance(record.get("report"), dict):
         raise CompileLogError(f"{where}: a compile record without its report")
+    _check_types(record, _RECORD_TYPES, where, "")
+    if event == "compile":
+        report = record["report"]
+        _check_types(report, _REPORT_TYPES, where, "report.")
+        _check_types(report.get("decision") or {}, _DECISION_TYPES, where, "report.decision.")
+        stock = (report.get("decision") or {}).get("stock") or {}
+        _check_types(stock, _STOCK_TYPES, where, "report.decision.stock.")
+        for loop in report.get("loops") or []:
+            if isinstance(loop, dict):
+                _check_types(loop, _LOOP_TYPES, where, "report.loops[].")
     return record
+
+
+# The fields the summary reads, and the types it reads them as (absent or null: a default).
+_NUMBER = (int, float)
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {"pid": (int,), "reason": (str,), "report": (dict,)}
+_REPORT_TYPES: dict[str, tuple[type, ...]] = {
+    "kernel": (str,),
+    "capability": (int,),
+    "strategy_asked": (str,),
+    "strategy_used": (str,),
+    "loops": (list,),
+    "fallbacks": (list,),
+    "decision": (dict,),
+    "wall_s": _NUMBER,
+    "notes": (list,),
+}
+_DECISION_TYPES: dict[str, tuple[type, ...]] = {
+    "rule": (str,),
+    "specialized": (bool,),
+    "stock": (dict,),
+}
+_STOCK_TYPES: dict[str, tuple[type, ...]] = {"status": (str,), "specialized": (bool,)}
+_LOOP_TYPES: dict[str, tuple[type, ...]] = {"strategy": (str,), "partitions": (list,)}
+
+
+def _check_types(fields: dict, types: dict[str, tuple[type, ...]], where: str, at: str) -> None:
+    for name, allowed in types.items():
+        value = fields.get(name)
+        if value is None:
+            continue
+        wrong = isinstance(value, bool) and bool not in allowed
+        if wrong or not isinstance(value, allowed):
+            kind = " or ".join(t.__name__ for t in allowed)
+            raise CompileLogError(f"{where}: {at}{name} is {json.dumps(value)[:40]}, not {kind}")
+        if allowed is _NUMBER and not _finite(value):
+            raise CompileLogError(f"{where}: {at}{name} is not a finite number")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 # -- summarizing ------------------------------------------------------------------------------
@@ -176,9 +249,9 @@ class Summary:
 
 def summarize(records: list[dict]) -> Summary:
     rows = tuple(row(r) for r in records if r["event"] == "compile")
-    enabled = tuple(sorted({int(r.get("pid", 0)) for r in records if r["event"] == "enabled"}))
+    enabled = tuple(sorted({int(r.get("pid") or 0) for r in records if r["event"] == "enabled"}))
     off = tuple(
-        (int(r.get("pid", 0)), str(r.get("reason", ""))) for r in records if r["event"] == "off"
+        (int(r.get("pid") or 0), str(r.get("reason") or "")) for r in records if r["event"] == "off"
     )
     return Summary(rows, enabled, off)
 
@@ -189,7 +262,7 @@ def row(record: dict) -> Row:
     final = _decision(report, decision)
     stock = _stock_decision(decision)
     return Row(
-        pid=int(record.get("pid", 0)),
+        pid=int(record.get("pid") or 0),
         kernel=str(report.get("kernel", "?")),
         capability=int(report.get("capability", 0) or 0),
         asked=str(report.get("strategy_asked", "")),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
@@ -147,8 +148,9 @@ def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOpt
 
 def check_cache_dir(cache_dir: Any) -> str | None:
     """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
-    this process can write, or make in the nearest folder that exists; else TypeError or
-    ValueError naming it. Nothing is made here."""
+    this process can write in, or make in the nearest folder that exists, found by trying
+    (``os.access`` says yes to root for /proc); else TypeError or ValueError naming it.
+    Nothing is left made."""
     if cache_dir is None:
         return None
     try:
@@ -168,10 +170,22 @@ def check_cache_dir(cache_dir: Any) -> str | None:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
+    problem = _try_writing(existing)
+    if problem:
         where = "" if existing == full else f" in {existing!r}"
-        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where}")
+        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where} ({problem})")
     return path
+
+
+def _try_writing(existing: str) -> str:
+    """Why nothing can be made in the folder ``existing`` ("" when it can), found by making
+    an entry of a name of its own there (a temporary folder: the cache folders below it can
+    then be made too) and removing it: nothing another process trying at once could meet."""
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ws_solver-check."))
+    except OSError as e:
+        return e.strerror or str(e)
+    return ""
 
 
 def disable() -> None:

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ...core import readers
 from ...core.envvars import without_activation
 from ...core.processes import python_command
 from .server import IDLE_S, Reader, hang_reason, send, send_bytes
@@ -339,15 +340,41 @@ def _verdict_path(cache_dir: str | os.PathLike | None, key: str) -> Path | None:
 
 
 def _read_verdict(cache_dir: str | os.PathLike | None, key: str) -> Verdict | None:
+    """The verdict stored for ``key``; None when there is none or what is there is not one
+    (not a regular file, too large or deep, torn, of other types, stored under another key):
+    probed again, and the file replaced."""
     path = _verdict_path(cache_dir, key)
     if path is None:
         return None
     try:
-        record = json.loads(path.read_text())
-        verdict = Verdict(**record)
-    except (OSError, ValueError, TypeError):
-        return None  # missing, torn or foreign: probe again
+        record = readers.load(path)
+    except (OSError, ValueError):  # missing, a FIFO, a device, torn, too deep
+        return None
+    if not isinstance(record, dict) or record.get("for") != key:
+        return None  # foreign, or a verdict copied from another key's file
+    fields = record.get("verdict")
+    if not isinstance(fields, dict) or set(fields) - set(_VERDICT_TYPES) or "status" not in fields:
+        return None
+    for name, value in fields.items():
+        types = _VERDICT_TYPES[name]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return None
+    verdict = Verdict(**fields)
     return verdict if verdict.status in PERSISTED else None
+
+
+_VERDICT_TYPES: dict[str, tuple[type, ...]] = {
+    "status": (str,),
+    "stage": (str,),
+    "reason": (str,),
+    "error_type": (str,),
+    "message": (str,),
+    "stderr": (str,),
+    "wall_s": (int, float),
+    "timeout_s": (int, float),
+    "cached": (bool,),
+    "facts": (dict,),
+}
 
 
 def _write_verdict(cache_dir: str | os.PathLike | None, key: str, verdict: Verdict) -> None:
@@ -358,7 +385,8 @@ def _write_verdict(cache_dir: str | os.PathLike | None, key: str, verdict: Verdi
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "w") as f:
-            json.dump(asdict(replace(verdict, cached=False)), f, sort_keys=True)
+            record = {"for": key, "verdict": asdict(replace(verdict, cached=False))}
+            json.dump(record, f, sort_keys=True)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache only costs a probe in the next process
