@@ -42,16 +42,16 @@ and benchmarks/gpu/sweep_plans.py compiles, verifies and times every rank on a G
 the drop-in's other knobs (listed under "knobs" in the JSON).
 
 Output: one line per plan on stdout (rank, status, modeled II, partitions with warps and
-registers); --json writes the full report (schema in docs/json-schemas.md);
---out-dir writes IN's TTGIR annotated with rank K of every loop as STEM.explore-K.ttgir,
-for K = 0 .. N-1 (a loop with fewer plans keeps its rank 0)."""
+registers); --json writes the full report (schema: docs/json-schemas.md of the source
+repository); --out-dir writes IN's TTGIR annotated with rank K of every loop as
+STEM.explore-K.ttgir, for K = 0 .. N-1 (a loop with fewer plans keeps its rank 0)."""
 
 EPILOG = f"""\
 examples:
-  ws-solver explore corpus/ttgir/gemm_tma.t128x256x64_w8_s3.sm90.ttgir --k 4
-  ws-solver explore corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm100.ttgir \\
+  ws-solver explore "$(ws-solver corpus)/gemm_tma.t128x256x64_w8_s3.sm90.ttgir" --k 4
+  ws-solver explore "$(ws-solver corpus)/attention_fwd.d64_m128n64_w4_s3.sm100.ttgir" \\
       --k 6 --json plans.json --out-dir plans/
-  ws-solver explore corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir \\
+  ws-solver explore "$(ws-solver corpus)/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir" \\
       --jobs 2 --backend ray
 
 {BACKEND_HELP}

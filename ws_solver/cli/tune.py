@@ -50,10 +50,10 @@ HELP = "autotune the corpus kernels on this GPU; report every candidate's time"
 DESCRIPTION = f"""\
 Run ws_solver.triton.autotune over every corpus kernel x config on this GPU: per config, build
 every candidate, check each against the unspecialized reference, time the ones that agree in
-interleaved do_bench rounds and keep the fastest (see docs/autotune.md). Then time every
-distinct candidate again, separately ("recheck"), to see how close the choice is to the
-fastest. Needs a CUDA GPU, torch and a checkout of the repository (its corpus/kernels): run
-`python -m ws_solver tune` from the checkout's root.
+interleaved do_bench rounds and keep the fastest (docs/autotune.md in the source
+repository). Then time every distinct candidate again, separately ("recheck"), to see how
+close the choice is to the fastest. Needs a CUDA GPU, torch and a checkout of the
+repository (its corpus/kernels): run `python -m ws_solver tune` from the checkout's root.
 
 Before tuning, --jobs helper processes compile every candidate of every config in parallel
 into Triton's caches (--jobs 1: compile while tuning, cold); their wall time is reported as
