@@ -23,7 +23,8 @@ def test_text_on_the_terminal(ws_solver, tmp_path: Path) -> None:
     out = result.stdout
     assert out.startswith(f"== {ATTENTION}  kernel attention_fwd_kernel  loop 0")
     assert "strategy optimal" in out and "decision: specialized" in out
-    legend = re.findall(r"^  p(\d) \S+: (\d+) warps, (\d+) registers, busy (\d+) cycles", out, re.M)
+    legend_line = r"^  p(\d) \S+: (\d+) warps?, (\d+) registers, busy (\d+) cycles"
+    legend = re.findall(legend_line, out, re.M)
     assert len(legend) >= 2
     assert re.search(r"^crossing edges \(\d+\):$", out, re.M)
     assert re.search(r"-> \d+ \S+: %\S+, [\d.]+ (KiB|B); to p\d depth \d", out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
+from ..core.wording import count
 from ..model.cost import Cost
 from ..model.graph import Edge, LoopGraph
 from ..model.kinds import NodeRole
@@ -98,8 +99,8 @@ def legend_lines(x: Explained) -> list[str]:
     for p in x.plan.partitions:
         ops = sum(1 for n in x.plan.nodes_in(p.id) if x.graph.nodes[n].role == NodeRole.OP)
         out.append(
-            f"p{p.id} {p.role or '-'}: {p.warps} warps, {p.registers} registers, "
-            f"busy {busy[p.id].busy} cycles, {ops} ops"
+            f"p{p.id} {p.role or '-'}: {count(p.warps, 'warp')}, {p.registers} registers, "
+            f"busy {count(busy[p.id].busy, 'cycle')}, {count(ops, 'op')}"
         )
     return out
 
@@ -112,7 +113,7 @@ def explain_text(x: Explained) -> str:
     lines += [f"  {line}" for line in legend_lines(x)]
     lines.append(
         f"  channels {cost.channels} ({_size(cost.channel_bytes)} buffered), shared memory "
-        f"{_size(cost.shared_memory)}, {cost.total_warps} warps, register file "
+        f"{_size(cost.shared_memory)}, {count(cost.total_warps, 'warp')}, register file "
         f"{cost.register_file} of {x.target.registers_per_sm}"
     )
     lines.append("")
