@@ -90,3 +90,12 @@ def test_the_compiled_sample_is_what_triton_prints() -> None:
     printed = module.str()
     for op in ("ttg.warp_specialize(", "ttg.warp_return", "partition0(", "partition1("):
         assert op in printed and op in text
+
+
+def test_the_python_entry_points_refuse_compiled_ttgir() -> None:
+    import ws_solver
+
+    with pytest.raises(ReportedError, match="already warp-specialized"):
+        ws_solver.explore(COMPILED, k=1)
+    document = ws_solver.compare(COMPILED, time_limit=0.5)
+    assert document["loops"] == [] and document["failures"][0]["kind"] == "bad_input"
