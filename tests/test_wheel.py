@@ -136,10 +136,39 @@ def readme_commands() -> list[str]:
             words = line.split()
             if words[:1] != ["ws-solver"] or words[1] == "demo":
                 continue
-            if words[1] in SOLVING:
-                line += f" --time-limit {README_TIME_LIMIT}"
-            commands.append(line)
+            commands.append(with_time_limit(line))
     return commands
+
+
+def with_time_limit(command: str) -> str:
+    """`command` with README_TIME_LIMIT appended when it solves."""
+    words = command.split()
+    if len(words) > 1 and words[1] in SOLVING:
+        command += f" --time-limit {README_TIME_LIMIT}"
+    return command
+
+
+def help_commands() -> list[str]:
+    """Every `ws-solver` example of the `--help` texts that runs without a GPU, a Ray cluster
+    or a compile log (`demo` left to its own test), continuation lines joined and what
+    follows `&&` (Graphviz) cut; solving ones with README_TIME_LIMIT appended."""
+    from ws_solver.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.choices and "demo" in a.choices)
+    epilogs = [parser.epilog]
+    epilogs += [subparsers.choices[c.__name__.rsplit(".", 1)[1]].epilog for c in COMMANDS]
+    commands = []
+    for epilog in epilogs:
+        examples = epilog.split("examples", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+        for line in examples.splitlines()[1:]:
+            command = " ".join(line.split("&&", 1)[0].split())
+            words = command.split()
+            if words[:1] != ["ws-solver"] or words[1] in ("demo", "reports", "tune"):
+                continue
+            if "--backend ray" not in command and command not in commands:
+                commands.append(command)
+    return [with_time_limit(c) for c in commands]
 
 
 def test_the_readme_names_the_bundled_corpus_not_the_checkout_s() -> None:
@@ -204,3 +233,27 @@ def test_the_extras_pin_the_documented_releases() -> None:
     assert "install -e '.[triton39,test,ray]'" in makefile
     readme = (REPO / "README.md").read_text()
     assert f"`[triton]` pins Triton {DEFAULT_TRITON}" in readme
+
+
+def test_the_help_examples_name_the_bundled_corpus() -> None:
+    commands = help_commands()
+    assert len(commands) >= 10 and all("corpus/ttgir" not in c for c in commands), commands
+    assert all(c.split()[1] != "graph" or "$(ws-solver corpus)" in c for c in commands)
+
+
+@pytest.mark.slow
+def test_the_help_examples_run_from_an_installed_wheel(venv: Path, tmp_path: Path) -> None:
+    """Every `--help` example that needs no GPU, cluster or log, in an empty folder with only
+    the wheel installed."""
+    env = {
+        "PATH": f"{venv.parent}{os.pathsep}{os.environ['PATH']}",
+        "WS_SOLVER_CACHE_DIR": str(tmp_path / "plan-cache"),
+    }
+    start = time.perf_counter()
+    for command in help_commands():
+        proc = _run(["bash", "-c", command], tmp_path, env=env)
+        assert proc.returncode == 0, f"{command}: rc {proc.returncode}\n{proc.stderr[-3000:]}"
+    print(f"--help examples, installed: {time.perf_counter() - start:.1f} s")
+    for written in ("out.ttgir", "report.json", "plans.json", "plan.svg", "plan.dot"):
+        assert (tmp_path / written).stat().st_size > 0, written
+    assert list(tmp_path.glob("attention_fwd.*.explore-0.ttgir"))  # --out-dir .

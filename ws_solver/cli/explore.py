@@ -56,7 +56,7 @@ EPILOG = f"""\
 examples:
   ws-solver explore "$(ws-solver corpus)/gemm_tma.t128x256x64_w8_s3.sm90.ttgir" --k 4
   ws-solver explore "$(ws-solver corpus)/attention_fwd.d64_m128n64_w4_s3.sm100.ttgir" \\
-      --k 6 --json plans.json --out-dir plans/
+      --k 6 --json plans.json --out-dir .
   ws-solver explore "$(ws-solver corpus)/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir" \\
       --jobs 2 --backend ray
 
