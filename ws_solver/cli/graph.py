@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.wording import count
 from ..report.graph import graph_dot, graph_json, graph_text, summary_table
 from .common import (
     CliError,
@@ -94,17 +95,11 @@ def _table(files, skipped: list[str], args: argparse.Namespace) -> int:
             report(e.message)
             failed += 1
     text = summary_table(loops)
-    text += f"{_count(len(loops), 'loop')} in {_count(len(files) - failed, 'file')}"
-    text += f"; {failed} of {_count(len(files), 'file')} failed" if failed else ""
-    text += f"; {_count(len(skipped), 'entry')} skipped\n" if skipped else "\n"
+    text += f"{count(len(loops), 'loop')} in {count(len(files) - failed, 'file')}"
+    text += f"; {failed} of {count(len(files), 'file')} failed" if failed else ""
+    text += f"; {count(len(skipped), 'entry', 'entries')} skipped\n" if skipped else "\n"
     write_output(text, args.output)
     return 1 if failed or skipped else 0
-
-
-def _count(n: int, noun: str) -> str:
-    if n == 1:
-        return f"{n} {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _loop_index(text: str) -> int:

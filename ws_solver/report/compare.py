@@ -163,7 +163,8 @@ def summary_lines(document: dict) -> list[str]:
         po = s["proven_optimal"]
         skipped = s["status"].get("SKIPPED", 0)
         lines.append(
-            f"proven optimal: {po['loops']} of {po['solved']} solved loops ({_pct(po['share'])})"
+            f"proven optimal: {po['loops']} of {count(po['solved'], 'solved loop')} "
+            f"({_pct(po['share'])})"
             + (f"; {skipped} not solved (no load feeds an MMA)" if skipped else "")
         )
         lines.append(
