@@ -90,7 +90,7 @@ def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, re
     [failure] = document["failures"]
     assert failure["kind"] == "internal" and failure["loop"] == 0
     assert failure["message"].endswith(
-        "loop 0: failed after 3 attempt(s): OSError: injected fault in "
+        "loop 0: failed after 3 attempts: OSError: injected fault in "
         f"{small / 'gemm_tma.t128x128x64_w4_s4.sm90.ttgir'}"
     )
     kept = [r for r in reference["loops"] if "gemm_tma" not in r["file"]]

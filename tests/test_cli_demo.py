@@ -78,6 +78,29 @@ def test_bundled_corpus_is_found_from_anywhere(ws_solver, tmp_path: Path) -> Non
     assert result.returncode == 0 and "corpus/ttgir" in result.stdout
 
 
+def test_the_corpus_command_prints_the_bundled_folder(ws_solver, tmp_path: Path) -> None:
+    """`ws-solver corpus` from another folder names the corpus that demo runs on, and what
+    `--list` prints are its files, which the other commands read from anywhere."""
+    result = ws_solver("corpus", "--triton-version", "3.6.0", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{CORPUS}\n"
+    result = ws_solver("corpus", "--triton-version", "3.9.0", "--list", cwd=tmp_path)
+    listed = result.stdout.splitlines()
+    assert listed == sorted(str(p) for p in (REPO / "corpus" / "ttgir-3.9").glob("*.ttgir"))
+    graph = ws_solver("graph", listed[0], "--format", "table", cwd=tmp_path)
+    assert graph.returncode == 0 and Path(listed[0]).name in graph.stdout
+    result = ws_solver("corpus", "--triton-version", "3.7.0", cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+
+
+def test_corpus_path_is_public() -> None:
+    import ws_solver
+
+    assert ws_solver.corpus_path("3.6.0") == CORPUS
+    assert ws_solver.corpus_path("3.9.0+git1234").name == "ttgir-3.9"
+    assert ws_solver.corpus_path() == CORPUS  # 3.6.0, as ws_solver.compare's default
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "chromium-headless-shell"):
         found = shutil.which(name)

@@ -23,7 +23,8 @@ def test_text_on_the_terminal(ws_solver, tmp_path: Path) -> None:
     out = result.stdout
     assert out.startswith(f"== {ATTENTION}  kernel attention_fwd_kernel  loop 0")
     assert "strategy optimal" in out and "decision: specialized" in out
-    legend = re.findall(r"^  p(\d) \S+: (\d+) warps, (\d+) registers, busy (\d+) cycles", out, re.M)
+    legend_line = r"^  p(\d) \S+: (\d+) warps?, (\d+) registers, busy (\d+) cycles"
+    legend = re.findall(legend_line, out, re.M)
     assert len(legend) >= 2
     assert re.search(r"^crossing edges \(\d+\):$", out, re.M)
     assert re.search(r"-> \d+ \S+: %\S+, [\d.]+ (KiB|B); to p\d depth \d", out)
@@ -117,3 +118,65 @@ def test_bad_inputs_write_nothing(ws_solver, tmp_path: Path) -> None:
         "garbage.ttgir",
         "infeasible.ttgir",
     ]
+
+
+WIDE_GEMM = CORPUS / "gemm_tma.t128x256x64_w8_s3.sm90.ttgir"  # a 4-warp load partition
+
+
+def test_explain_says_when_triton_may_shrink_a_partition(ws_solver, tmp_path: Path) -> None:
+    """Triton sizes partition regions itself: the 4-warp load partition the plan has may run
+    fewer warps, and explain says so; an unspecialized loop gets no such note."""
+    result = ws_solver(
+        "explain", WIDE_GEMM, "--time-limit", "2", "--triton-version", "3.6.0", cache_dir=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    notes = re.findall(
+        r"^  p(\d) \S+: planned at (\d+) warps, may compile to as few as (\d)$", result.stdout, re.M
+    )
+    assert "warps in the binary: Triton's optimize_partition_warps" in result.stdout
+    assert [(p, planned) for p, planned, _ in notes] == [("1", "4")]
+    assert all(int(fewest) < int(planned) for _, planned, fewest in notes)
+    plain = ws_solver("explain", GEMM, "--strategy", "none", cache_dir=tmp_path)
+    assert plain.returncode == 0 and "warps in the binary" not in plain.stdout
+
+
+@pytest.mark.triton
+@pytest.mark.triton36  # 3.9 does not specialize this config
+def test_the_warps_triton_keeps_are_within_what_explain_says(tmp_path: Path) -> None:
+    """Compiled on the CPU, the same plan's load partition runs fewer warps than planned and
+    no fewer than explain's lower bound."""
+    pytest.importorskip("triton")
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    import ws_solver.triton as wst
+    from corpus import kernels as corpus_kernels
+    from corpus.dump import ast_source
+    from corpus.kernels import gemm_tma
+    from ws_solver import corpus_path, ir
+    from ws_solver.model.cost_table import cost_table, region_warps
+    from ws_solver.model.dfg import build_graph, ws_loops
+    from ws_solver.pipeline.partition import resolve_target
+    from ws_solver.triton.toolchain.versions import planning_version
+
+    config = gemm_tma.CONFIGS["t128x256x64_w8_s3"]
+    wst.enable("optimal", cache_dir=tmp_path)
+    try:
+        triton.compile(
+            ast_source("gemm_tma", config),
+            target=GPUTarget("cuda", 90, 32),
+            options=corpus_kernels.options(config),
+        )
+        report = wst.last_compile_report()
+    finally:
+        wst.disable()
+    (loop,) = report.loops
+    (lowered,) = report.lowered
+    version = planning_version()  # the installed Triton's dump of the same kernel
+    module = ir.parse((corpus_path(version) / WIDE_GEMM.name).read_text())
+    graph = build_graph(module, ws_loops(module)[0])
+    table = cost_table(graph, resolve_target(module, None, version))
+    for p, kept in zip(loop["partitions"][1:], lowered["warps"][1:], strict=True):
+        members = [n for n, parts in enumerate(loop["plan"]["assignment"]) if p["id"] in parts]
+        assert region_warps(table, members) <= kept <= p["warps"]
+    assert lowered["warps"][1] < loop["partitions"][1]["warps"]

@@ -360,7 +360,7 @@ def test_help_has_an_example(ws_solver) -> None:
     result = ws_solver("graph", "--help")
     assert result.returncode == 0
     assert "examples:" in result.stdout
-    assert "ws-solver graph corpus/ttgir --format table" in result.stdout
+    assert 'ws-solver graph "$(ws-solver corpus)" --format table' in result.stdout
 
 
 def test_version_and_usage(ws_solver) -> None:

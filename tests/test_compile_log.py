@@ -105,7 +105,7 @@ def test_reports_command_table_json_and_errors(ws_solver, tmp_path: Path) -> Non
     _log_with_rows(path)
     table = ws_solver("reports", path)
     assert table.returncode == 0, table.stderr
-    assert "3 compile(s) in 1 process(es)" in table.stdout
+    assert "3 compiles in 1 process" in table.stdout
     assert "stock (skipped)" in table.stdout and "off in pid" in table.stdout
     assert "stock Triton decided otherwise on 1" in table.stdout
     only = json.loads(ws_solver("reports", path, "--json", "--kernel", "g*").stdout)

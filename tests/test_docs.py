@@ -87,3 +87,15 @@ def test_the_architecture_page_names_every_module() -> None:
         if f"`{name}`" not in page:
             unnamed.append(str(inside))
     assert not unnamed, unnamed
+
+
+def test_the_environment_table_gives_the_code_s_defaults() -> None:
+    """docs/torch-compile.md's defaults of WS_SOLVER_TIME_LIMIT, _WORKERS and _SEED are the
+    ones `enable()` uses."""
+    from ws_solver.core.options import DEFAULT_SEED, DEFAULT_TIME_LIMIT, DEFAULT_WORKERS
+
+    page = (REPO / "docs" / "torch-compile.md").read_text()
+    rows = dict(re.findall(r"^\| `(WS_SOLVER_\w+)` \|[^|]*\|[^|]*\((\w+)\) \|$", page, re.M))
+    assert rows["WS_SOLVER_WORKERS"] == str(DEFAULT_WORKERS)
+    assert rows["WS_SOLVER_TIME_LIMIT"] == f"{DEFAULT_TIME_LIMIT:g}"
+    assert rows["WS_SOLVER_SEED"] == str(DEFAULT_SEED)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ws_solver import ir
+from ws_solver.cli.explore import plan_lines
 from ws_solver.core.options import SolverBudget
 from ws_solver.core.strategy import explore_rank, parse_strategy
 from ws_solver.encode import encode, solve
@@ -213,3 +214,33 @@ def test_explore_api_takes_a_path_or_text(tmp_path: Path) -> None:
     assert from_path["loops"] == from_text["loops"]
     with pytest.raises(FileNotFoundError):
         ws_solver.explore(tmp_path / "missing.ttgir")
+
+
+@pytest.mark.parametrize(
+    ("name", "plan", "tied_with"),
+    [
+        # The heuristic's plan is not listed but has rank 0's II: `optimal` keeps it.
+        ("gemm_tma.t128x256x64_w8_s3.sm90.ttgir", "heuristic", 0),
+        # Modeled 19.6% better than the heuristic's plan: `optimal` builds rank 0.
+        ("attention_fwd.d128_m128n128_w8_s2.sm100.ttgir", "optimum", 0),
+    ],
+)
+def test_explore_names_the_plan_optimal_builds(name: str, plan: str, tied_with: int) -> None:
+    graph, target = first_loop(CORPUS / name)
+    module = ir.parse((CORPUS / name).read_text())
+    (loop,) = explore_module(module, 3, options=OPTIONS)
+    record = loop.to_dict()
+    chosen = record["optimal"]
+    assert chosen["plan"] == plan and chosen["tied_with"] == tied_with
+    built, _, _ = plan_loop(graph, target, "optimal", SolveOptions(time_limit=5.0, cache=False))
+    built_ii = evaluate(built, graph, target).ii
+    if plan == "heuristic":
+        assert record["heuristic"]["rank"] is None and record["heuristic"]["tied_with"] == 0
+        assert built.assignment == loop.heuristic.assignment
+        assert built_ii == record["plans"][0]["ii"]
+    else:
+        assert chosen["rank"] == 0 and built_ii == record["plans"][0]["ii"]
+        assert built_ii < record["heuristic"]["ii"]
+    lines = plan_lines(name, record).splitlines()
+    assert lines[-1].startswith("  strategy optimal builds ")
+    assert f"tied with rank {tied_with}" in lines[0] or plan == "optimum"

@@ -66,7 +66,8 @@ def test_jobs_are_capped_at_the_usable_cores(capsys) -> None:
         assert backend.jobs == cores
     assert args.jobs == cores  # what the report records
     err = capsys.readouterr().err
-    assert err == f"ws-solver: --jobs 100000: capped at the {cores} usable CPU core(s)\n"
+    noun = "core" if cores == 1 else "cores"
+    assert err == f"ws-solver: --jobs 100000: capped at the {cores} usable CPU {noun}\n"
     args = argparse.Namespace(backend="local", ray_address=None, jobs=1)
     with backend_from_args(args):
         pass

@@ -91,7 +91,7 @@ def test_a_loop_that_keeps_failing_is_reported(cluster, small: Path, reference: 
     faulty = Wrapped(cluster, lambda fn: AlwaysFails(fn, "row_reduce"))
     result = compare_in(faulty, small, retries=1)
     [failure] = result.document["failures"]
-    assert "loop 0: failed after 2 attempt(s): OSError: injected fault in" in failure["message"]
+    assert "loop 0: failed after 2 attempts: OSError: injected fault in" in failure["message"]
     kept = [r for r in reference["loops"] if "row_reduce" not in r["file"]]
     assert result.document["loops"] == kept and result.exit_status == 1
 
@@ -126,7 +126,7 @@ def test_cli_on_a_cluster_address(cluster, small: Path, reference: dict, tmp_pat
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert deterministic_json(json.loads(out.read_text())) == deterministic_json(reference)
-    assert "ray backend: 4 task(s) on " in stdout and "0 failed after retries" in stdout
+    assert "ray backend: 4 tasks on " in stdout and "0 failed after retries" in stdout
 
 
 def test_interrupted_cluster_run_leaves_no_output(cluster, small, tmp_path, tmp_path_factory):

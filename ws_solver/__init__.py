@@ -7,7 +7,8 @@ Its folders are its layers, bottom to top: `core` (strategies, options, clocks),
 (TTGIR in, partitioned TTGIR out; compare, explore, the plan cache), `triton` (the drop-in:
 `ws_solver.triton.enable()`, `ws_solver.triton.autotune`), `research`, `report` and `cli`
 (the `ws-solver` command). `ws_solver.explore(...)` lists a loop's best plans;
-`ws_solver.compare(...)` puts the heuristic's and the optimal plans side by side. The
+`ws_solver.compare(...)` puts the heuristic's and the optimal plans side by side;
+`ws_solver.corpus_path()` is the folder of the bundled TTGIR corpus to try them on. The
 repository's docs/architecture.md names every module.
 """
 
@@ -15,8 +16,8 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `ws_solver.explore(...)`, `ws_solver.compare(...)` without importing the solver on
-    # `import ws_solver`.
+    # `ws_solver.explore(...)`, `ws_solver.compare(...)`, `ws_solver.corpus_path()` without
+    # importing the solver on `import ws_solver`.
     if name == "explore":
         from .pipeline.exploration import explore
 
@@ -25,4 +26,8 @@ def __getattr__(name: str):
         from .pipeline.comparing import compare
 
         return compare
+    if name == "corpus_path":
+        from .core.bundled import corpus_path
+
+        return corpus_path
     raise AttributeError(f"module 'ws_solver' has no attribute {name!r}")

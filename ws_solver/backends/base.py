@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.interrupts import deferred_interrupts
+from ..core.wording import count
 
 RAY_EXTRA = "pip install 'ws-solver[ray]'"
 INTERRUPT_POLL_S = 0.2  # how soon a Ctrl-C is taken while tasks run elsewhere
@@ -74,8 +75,8 @@ class RunStats:
 def stats_line(d: dict) -> str:
     """`RunStats.to_dict()` in one line: how many workers ran, and for how long."""
     return (
-        f"{d['backend']} backend: {d['tasks']} task(s) on {d['workers']} worker(s), "
-        f"{d['nodes']} node(s), busy {d['busy_s']:.1f} s in {d['wall_s']:.1f} s; "
+        f"{d['backend']} backend: {count(d['tasks'], 'task')} on {count(d['workers'], 'worker')}, "
+        f"{count(d['nodes'], 'node')}, busy {d['busy_s']:.1f} s in {d['wall_s']:.1f} s; "
         f"{d['retries']} retried, {d['failed']} failed after retries"
     )
 

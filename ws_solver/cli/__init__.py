@@ -14,15 +14,22 @@ import sys
 from .. import __version__
 from ..core.envvars import VARIABLE
 from ..triton.toolchain.versions import UnsupportedTritonVersion
-from . import compare, demo, explain, explore, graph, partition, reports, tune
+from . import compare, corpus, demo, explain, explore, graph, partition, reports, tune
 from .common import PROG, CliError, report, resource_failure
 
-COMMANDS = [graph, partition, compare, explore, explain, demo, tune, reports]
+COMMANDS = [graph, partition, compare, explore, explain, demo, corpus, tune, reports]
 
-# In the repository (an installed package does not hold docs/).
+# An installed wheel holds neither docs/ nor the checkout's corpus/: the pages are named as
+# the source repository has them, and `ws-solver corpus` prints where the bundled corpus is.
 EPILOG = """\
-`ws-solver COMMAND --help` for each command's options and exit statuses. In the repository:
-docs/cli.md (the command reference), docs/json-schemas.md (the JSON the commands write)."""
+examples (they run from any folder, installed or in a checkout):
+  ws-solver demo
+  ws-solver graph "$(ws-solver corpus)/gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
+  ws-solver compare "$(ws-solver corpus)" --jobs 2 --time-limit 1 --json compare.json
+
+`ws-solver COMMAND --help` for each command's options and exit statuses. The full reference
+is docs/cli.md and the JSON the commands write docs/json-schemas.md, in the source
+repository (a wheel does not install docs/)."""
 
 DEBUG_ENV = "WS_SOLVER_DEBUG"  # set to 1 to get a traceback instead of "internal error"
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..backends import BACKENDS, RAY_EXTRA, Backend, BackendError, open_backend
+from ..core.wording import count
 from .common import EXIT_BAD_INPUT, CliError, positive_int, report
 
 BACKEND_HELP = f"""\
@@ -66,7 +67,7 @@ def _say_when_capped(args: argparse.Namespace, backend: Backend) -> None:
     for more, and record what runs."""
     requested = getattr(backend, "requested", None)
     if requested is not None and backend.jobs < requested:
-        report(f"--jobs {requested}: capped at the {backend.jobs} usable CPU core(s)")
+        report(f"--jobs {requested}: capped at the {count(backend.jobs, 'usable CPU core')}")
         args.jobs = backend.jobs
 
 

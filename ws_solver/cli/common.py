@@ -44,8 +44,8 @@ PROG = "ws-solver"
 EXIT_STATUS_HELP = {
     EXIT_OK: "success",
     EXIT_SOME_FAILED: "some inputs failed, the others were done",
-    EXIT_BAD_INPUT: "bad input (unreadable, not TTGIR, truncated, no warp-specialized loop) "
-    "or usage",
+    EXIT_BAD_INPUT: "bad input (unreadable, not TTGIR, truncated, compiled TTGIR, no "
+    "warp-specialized loop) or usage",
     EXIT_INTERNAL: "internal error",
     EXIT_INFEASIBLE: "a loop is infeasible: no plan fits the target's limits",
     EXIT_TIMEOUT: "the time limit ran out before the solver had a valid plan",
@@ -247,7 +247,7 @@ def add_triton_argument(parser: argparse.ArgumentParser) -> None:
         metavar="V",
         help="plan for the lowering rules of this Triton release, 3.6.0 or 3.9.0 (default: the "
         "installed Triton's when it is one of them, else 3.6.0); 3.9 lowers other plans than "
-        '3.6 (docs/triton-lowering-rules.md, "Triton 3.9.0")',
+        '3.6 (docs/triton-lowering-rules.md in the source repository, "Triton 3.9.0")',
     )
 
 

@@ -59,13 +59,14 @@ in local processes or as Ray tasks (--backend; each solve uses --workers CP-SAT 
 the results are the same for any --jobs and either backend, since the time limit is in
 deterministic seconds and the seed is fixed; only the "timing" section of the JSON differs.
 A file or loop that fails is reported and the others still run; no output file is written
-before the end. The JSON schema is in docs/json-schemas.md ("compare --json")."""
+before the end. The JSON schema is in docs/json-schemas.md ("compare --json") of the source
+repository."""
 
 EPILOG = f"""\
 examples:
-  ws-solver compare corpus/ttgir --jobs 2 --time-limit 2 --report compare.html
-  ws-solver compare corpus/ttgir/gemm_persistent* --json compare.json --report compare.md
-  ws-solver compare corpus/ttgir --backend ray --ray-address HEAD:6379 --json compare.json
+  ws-solver compare "$(ws-solver corpus)" --jobs 2 --time-limit 2 --report compare.html
+  ws-solver compare "$(ws-solver corpus)"/gemm_persistent* --json compare.json --report compare.md
+  ws-solver compare "$(ws-solver corpus)" --backend ray --ray-address HEAD:6379 --json compare.json
 
 {BACKEND_HELP}
 

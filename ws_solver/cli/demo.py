@@ -8,9 +8,9 @@ import contextlib
 import os
 import shutil
 import tempfile
-from importlib import resources
 from pathlib import Path
 
+from ..core.bundled import corpus_path, packaged_corpus  # noqa: F401 (tests)
 from ..core.options import SURVEY_TIME_LIMIT
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
@@ -40,15 +40,16 @@ FILES = ("report.html", "report.md", "compare.json", "ii.png", "solve_time.png")
 HELP = "compare heuristic and optimal on the bundled corpus; write an HTML report"
 
 DESCRIPTION = f"""\
-Run `ws-solver compare` over the bundled corpus (the repository's corpus/ttgir, or
-corpus/ttgir-3.9 when planning for Triton 3.9.0, which an installed wheel holds as package
-data; --corpus to use another folder) and write a report folder OUT (default: {DEFAULT_OUT}):
+Run `ws-solver compare` over the bundled corpus (the folder `ws-solver corpus` prints:
+the repository's corpus/ttgir, or corpus/ttgir-3.9 when planning for Triton 3.9.0, which an
+installed wheel holds as package data; --corpus to use another folder) and write a report
+folder OUT (default: {DEFAULT_OUT}):
 
   report.html     self-contained report: summary, II-reduction distribution, plots of
                   heuristic vs optimal II per loop and of solve times, a table per loop,
                   and which heuristic decisions the optimum overrode
   report.md       the same as Markdown (the plots are the PNGs beside it)
-  compare.json    the comparison data (schema: docs/json-schemas.md)
+  compare.json    the comparison data (schema: docs/json-schemas.md, source repository)
   ii.png, solve_time.png
 
 With the defaults ({DEFAULT_TIME_LIMIT:g} deterministic seconds per loop, one process per
@@ -90,25 +91,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def bundled_corpus(triton: str = DEFAULT_TRITON) -> Path:
     """The corpus dumped by Triton `triton` (corpus/ttgir for 3.6.0, corpus/ttgir-3.9 for
-    3.9.0): the copy an installed wheel holds (`packaged_corpus`), else the one of the
-    checkout the package lives in (an editable install), else the current folder's."""
-    from ..triton.toolchain.versions import lookup
-
-    folder = lookup(triton).corpus_dir
-    checkout = Path(__file__).resolve().parents[2]
-    candidates = [packaged_corpus() / folder, checkout / "corpus" / folder]
-    candidates.append(Path.cwd() / "corpus" / folder)
-    for candidate in candidates:
-        if candidate.is_dir() and any(candidate.glob("*.ttgir")):
-            return candidate
-    looked = ", ".join(str(c) for c in candidates)
-    raise CliError(f"the bundled corpus is not there (looked in {looked}); pass --corpus PATH")
-
-
-def packaged_corpus() -> Path:
-    """Where a wheel holds the bundled corpus (setup.py copies corpus/ttgir*/ there); absent
-    in a checkout, whose one copy stays in corpus/."""
-    return Path(str(resources.files("ws_solver"))) / "data" / "corpus"
+    3.9.0): the wheel's copy or the checkout's (`core.bundled.corpus_path`)."""
+    try:
+        return corpus_path(triton)
+    except CliError as e:
+        raise CliError(f"{e.message}; pass --corpus PATH") from None
 
 
 def run(args: argparse.Namespace) -> int:

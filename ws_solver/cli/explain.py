@@ -42,10 +42,10 @@ Text and DOT show every loop of the file unless --loop is given; a drawing shows
 
 EPILOG = f"""\
 examples:
-  ws-solver explain corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir
-  ws-solver explain corpus/ttgir/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir \\
+  ws-solver explain "$(ws-solver corpus)/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir"
+  ws-solver explain "$(ws-solver corpus)/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir" \\
       --strategy heuristic -o plan.svg
-  ws-solver explain corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir \\
+  ws-solver explain "$(ws-solver corpus)/attention_fwd.causal_d64_m128n64_w4_s3.sm90.ttgir" \\
       --loop 1 -o plan.dot
 
 {PLANNING_EXIT_HELP}"""

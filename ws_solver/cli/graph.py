@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.wording import count
 from ..report.graph import graph_dot, graph_json, graph_text, summary_table
 from .common import (
     CliError,
@@ -27,7 +28,7 @@ Build the loop graph of every loop marked tt.warp_specialize in the given TTGIR 
 
 formats:
   text   per loop a header, then one line per node with its out-edges (default)
-  json   nodes and edges as data; the schema is in docs/json-schemas.md
+  json   nodes and edges as data; schema: docs/json-schemas.md (source repository)
   dot    Graphviz: region ops are clusters, loop-carried edges dashed, colour = kind
   table  one row per loop: op, value-node and edge counts, counts per kind
 
@@ -36,9 +37,9 @@ table reports each failing file on stderr, goes on, and exits 1 at the end."""
 
 EPILOG = """\
 examples:
-  ws-solver graph corpus/ttgir/gemm_tma.t128x128x64_w4_s4.sm90.ttgir
-  ws-solver graph corpus/ttgir --format table
-  ws-solver graph corpus/ttgir/attention_fwd.causal_d64_m128n64_w4_s3.sm100.ttgir \\
+  ws-solver graph "$(ws-solver corpus)/gemm_tma.t128x128x64_w4_s4.sm90.ttgir"
+  ws-solver graph "$(ws-solver corpus)" --format table
+  ws-solver graph "$(ws-solver corpus)/attention_fwd.causal_d64_m128n64_w4_s3.sm100.ttgir" \\
       --loop 1 --format dot -o loop1.dot && dot -Tsvg loop1.dot -o loop1.svg
 
 exit status: 0 success; 1 table mode and some files failed; 2 error (bad file, no such
@@ -94,17 +95,11 @@ def _table(files, skipped: list[str], args: argparse.Namespace) -> int:
             report(e.message)
             failed += 1
     text = summary_table(loops)
-    text += f"{_count(len(loops), 'loop')} in {_count(len(files) - failed, 'file')}"
-    text += f"; {failed} of {_count(len(files), 'file')} failed" if failed else ""
-    text += f"; {_count(len(skipped), 'entry')} skipped\n" if skipped else "\n"
+    text += f"{count(len(loops), 'loop')} in {count(len(files) - failed, 'file')}"
+    text += f"; {failed} of {count(len(files), 'file')} failed" if failed else ""
+    text += f"; {count(len(skipped), 'entry', 'entries')} skipped\n" if skipped else "\n"
     write_output(text, args.output)
     return 1 if failed or skipped else 0
-
-
-def _count(n: int, noun: str) -> str:
-    if n == 1:
-        return f"{n} {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _loop_index(text: str) -> int:

@@ -38,13 +38,13 @@ strategies:
 
 One line per loop goes to stderr (unless --quiet): the decision, the modeled II and, for
 optimal, the solver status. --json writes the per-loop report; the schema is in
-docs/json-schemas.md ("partition --json"). Nothing is written unless every loop has a valid
-plan; files are written atomically (all or nothing)."""
+docs/json-schemas.md ("partition --json") of the source repository. Nothing is written unless
+every loop has a valid plan; files are written atomically (all or nothing)."""
 
 EPILOG = f"""\
 examples:
-  ws-solver partition corpus/ttgir/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir -o out.ttgir
-  ws-solver partition corpus/ttgir/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir \\
+  ws-solver partition "$(ws-solver corpus)/attention_fwd.d64_m128n64_w4_s3.sm90.ttgir" -o out.ttgir
+  ws-solver partition "$(ws-solver corpus)/gemm_persistent.t128x128x64_gelu_w4_s3.sm100.ttgir" \\
       --strategy heuristic --json report.json > out.ttgir
 
 {PLANNING_EXIT_HELP}"""

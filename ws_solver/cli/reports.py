@@ -22,9 +22,9 @@ Triton's partitioner decided), how many attempts fell back (fb), the decision ke
 what stock decided instead), the check's rule, and the compile's seconds.
 
 A compile log is a file of JSON lines. Every process appends to it when it runs with
-WS_SOLVER=<strategy> and WS_SOLVER_REPORT=FILE in its environment (docs/torch-compile.md),
-or calls ws_solver.triton.enable(report_file=FILE); processes that were asked to switch on
-and could not say why ("off" lines)."""
+WS_SOLVER=<strategy> and WS_SOLVER_REPORT=FILE in its environment (docs/torch-compile.md
+in the source repository), or calls ws_solver.triton.enable(report_file=FILE); processes
+that were asked to switch on and could not say why ("off" lines)."""
 
 EPILOG = f"""\
 examples:

@@ -23,6 +23,7 @@ from .. import __version__
 from ..backends.local import usable_cores
 from ..core import readers
 from ..core.processes import die_with_parent, python_command
+from ..core.wording import count
 from ..report import tune as render
 from ..triton.autotuning.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
 from ..triton.autotuning.launcher import unavailable
@@ -51,10 +52,10 @@ HELP = "autotune the corpus kernels on this GPU; report every candidate's time"
 DESCRIPTION = f"""\
 Run ws_solver.triton.autotune over every corpus kernel x config on this GPU: per config, build
 every candidate, check each against the unspecialized reference, time the ones that agree in
-interleaved do_bench rounds and keep the fastest (see docs/autotune.md). Then time every
-distinct candidate again, separately ("recheck"), to see how close the choice is to the
-fastest. Needs a CUDA GPU, torch and a checkout of the repository (its corpus/kernels): run
-`python -m ws_solver tune` from the checkout's root.
+interleaved do_bench rounds and keep the fastest (docs/autotune.md in the source
+repository). Then time every distinct candidate again, separately ("recheck"), to see how
+close the choice is to the fastest. Needs a CUDA GPU, torch and a checkout of the
+repository (its corpus/kernels): run `python -m ws_solver tune` from the checkout's root.
 
 Before tuning, --jobs helper processes compile every candidate of every config in parallel
 into Triton's caches (--jobs 1: compile while tuning, cold); their wall time is reported as
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     env = environment()
     cores = usable_cores()
     if args.jobs > cores:
-        report(f"--jobs {args.jobs}: capped at the {cores} usable CPU core(s)")
+        report(f"--jobs {args.jobs}: capped at the {count(cores, 'usable CPU core')}")
         args.jobs = cores
     cold = prewarm(checkout_root(kernels), jobs, args) if args.jobs > 1 else {}
     results: list[dict] = []
@@ -193,7 +194,8 @@ def select(kernels: ModuleType, names: str, configs: str) -> list[tuple[str, str
     wanted = [k for k in names.split(",") if k] or list(kernels.KERNEL_MODULES)
     unknown = [k for k in wanted if k not in kernels.KERNEL_MODULES]
     if unknown:
-        raise CliError(f"--kernels: unknown kernel(s) {', '.join(unknown)}", EXIT_BAD_INPUT)
+        what = "unknown kernel" if len(unknown) == 1 else "unknown kernels"
+        raise CliError(f"--kernels: {what} {', '.join(unknown)}", EXIT_BAD_INPUT)
     return [(k, c) for k in wanted for c in kernels.load(k).CONFIGS if configs in c]
 
 
@@ -269,7 +271,10 @@ def prewarm(root: Path, jobs: list[tuple[str, str]], args: argparse.Namespace) -
             return {"wall_s": wall, "error": f"rc {proc.returncode}: {' '.join(tail)[:300]}"}
         return {"wall_s": wall, **_last_json(proc.stdout)}
 
-    report(f"compiling the candidates of {len(jobs)} config(s) in {args.jobs} process(es)")
+    report(
+        f"compiling the candidates of {count(len(jobs), 'config')} in "
+        f"{count(args.jobs, 'process', 'processes')}"
+    )
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         return dict(zip(jobs, pool.map(one, jobs), strict=True))
 

@@ -5,7 +5,7 @@ Knows MLIR syntax and nothing about what partitions mean.
 
 from .attributes import Attribute, array_of, i32, i32_array
 from .errors import EditError, ParseError
-from .module import Block, Module, Op, Region, Use, Value
+from .module import Block, Module, Op, Region, Use, Value, located_text
 from .parser import parse
 from .types import Type, parse_type
 
@@ -23,6 +23,7 @@ __all__ = [
     "array_of",
     "i32",
     "i32_array",
+    "located_text",
     "parse",
     "parse_type",
 ]

@@ -377,3 +377,30 @@ def resolve_location(loc: str, aliases: dict[str, str], depth: int = 0) -> str:
         if found:
             return found
     return ""
+
+
+def located_text(module: Module) -> str:
+    """The module's text with a location on every op that has none: the location of the
+    nearest op before it in its block that has one, else of its nearest enclosing op that
+    has one (ops without any keep none). MLIR's parser places an op without a location at
+    its line and column in the file parsed, which for text parsed through a temporary file
+    leaks that file's path into the compiled TTGIR; this keeps the user's own locations."""
+    inserts: list[tuple[int, str]] = []
+    for op in module.walk():
+        if op.location or op._span is None or op.parent is None:
+            continue
+        location = _borrowed_location(op)
+        if location:
+            inserts.append((op._end, f" {location}"))
+    text = module.text
+    for at, piece in sorted(inserts, reverse=True):
+        text = text[:at] + piece + text[at:]
+    return text
+
+
+def _borrowed_location(op: Op) -> str:
+    ops = op.parent.ops
+    for before in reversed(ops[: ops.index(op)]):
+        if before.location:
+            return before.location
+    return next((a.location for a in op.ancestors() if a.location), "")

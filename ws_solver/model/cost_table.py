@@ -8,6 +8,7 @@ not hardware rates are in cost_params.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from math import ceil
@@ -295,6 +296,18 @@ def kept_warps(target: Target, num_warps: int, tensor_bytes: int) -> int:
             break
         warps = half
     return warps
+
+
+def region_warps(table: CostTable, members: Iterable[int]) -> int:
+    """The fewest warps Triton's `optimize_partition_warps` can leave the partition region
+    that runs `members` (`kept_warps` of its largest register tensor, from the kernel's
+    warps): a plan's warps do not reach the binary, Triton sizes each region itself
+    (docs/dropin.md, "Why warps don't reach the binary")."""
+    largest = max(
+        (max(table.nodes[n].live_bytes, table.nodes[n].transient_bytes) for n in members),
+        default=0,
+    )
+    return kept_warps(table.target, table.graph.num_warps, largest)
 
 
 # Registers a thread receives per `tcgen05.ld` message of a tmem_load that needs more than one:

@@ -28,6 +28,7 @@ from ..core.failures import (
 )
 from ..core.options import DEFAULT_WORKERS, SOLVE_THREADS, check_optional_name, check_source
 from ..core.strategy import Strategy
+from ..core.wording import count
 from ..model.dfg import build_graph
 from ..model.graph import LoopGraph
 from ..model.lowering_facts import DEFAULT_TRITON, lowering_facts
@@ -268,7 +269,7 @@ def task_outcome(task: Task, result: Any) -> dict:
         return result.value
     graph = task.graph
     where = loop_place(task.file, graph.kernel, graph.loop_index, graph.line)
-    message = f"{where}: failed after {result.attempts} attempt(s): {result.error}"
+    message = f"{where}: failed after {count(result.attempts, 'attempt')}: {result.error}"
     return _failed(task, graph.kernel, graph.line, message, "internal", EXIT_INTERNAL)
 
 

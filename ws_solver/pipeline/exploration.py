@@ -28,17 +28,26 @@ from ..core.options import (
     check_optional_name,
     check_source,
 )
-from ..core.strategy import EXPLORE, MAX_PLANS
+from ..core.strategy import EXPLORE, MAX_PLANS, Strategy
+from ..core.wording import count
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
 from ..model.cost import evaluate
+from ..model.decision import (
+    DEPARTURE_MARGIN,
+    below_floor,
+    departure,
+    specialize_floor,
+    specializing_pays,
+)
 from ..model.dfg import build_graph, ws_loops
 from ..model.graph import LoopGraph
 from ..model.kinds import NodeRole
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..model.plan import Plan
 from ..model.target import Target, target_for
-from .inputs import read_input
+from ..model.unspecialized import single_partition_plan
+from .inputs import read_input, require_planner_input
 from .partition import (
     PlannedLoop,
     loop_alternatives,
@@ -72,12 +81,53 @@ class LoopPlans:
 
     def heuristic_rank(self) -> int | None:
         """The rank whose plan runs every op where the heuristic's plan runs it."""
+        return self._rank_of(self.heuristic)
+
+    def _rank_of(self, plan: Plan) -> int | None:
         for alt in self.plans:
-            if alt.plan.assignment == self.heuristic.assignment:
+            if alt.plan.assignment == plan.assignment:
                 return alt.rank
         return None
 
-    def to_dict(self) -> dict:
+    def tied_rank(self, ii: int) -> int | None:
+        """The best rank whose modeled II is `ii` (a plan tied with one of that II)."""
+        return next((alt.rank for alt in self.plans if alt.ii == ii), None)
+
+    def optimal_choice(self, heuristic_ii: int, margin: float | None) -> dict:
+        """What the `optimal` strategy builds for this loop, as `plan_loop` decides it: the
+        modeled optimum (rank 0), or one partition when specializing gains less than the
+        loop's floor, and then the heuristic's plan unless the optimum's modeled gain over it
+        exceeds `margin` (the model's measured error). `{"plan": "optimum" | "heuristic" |
+        "unspecialized", "rank": the listed rank of that plan or null, "tied_with": the best
+        rank of the same modeled II, "reason"}`; {} when there are no plans."""
+        if not self.plans:
+            return {}
+        target = _target_of(self)
+        best = self.plans[0]
+        optimum, optimum_ii, what = best.plan, best.ii, "optimum"
+        reason = "no margin: the optimum is taken"
+        if best.plan.specialized:
+            single = single_partition_plan(self.graph, target, Strategy.OPTIMAL)
+            single_ii = evaluate(single, self.graph, target).ii
+            floor = specialize_floor(self.graph, target)
+            if not specializing_pays(best.ii, single_ii, floor):
+                optimum, optimum_ii = single, single_ii
+                what, reason = "unspecialized", below_floor(best.ii, single_ii, floor)
+        if optimum.assignment == self.heuristic.assignment:
+            what, reason = "heuristic", "the heuristic's plan is the optimum"
+        elif margin is not None:
+            choice = departure(heuristic_ii, optimum_ii, margin)
+            reason = choice.reason()
+            if not choice.depart:
+                optimum, optimum_ii, what = self.heuristic, heuristic_ii, "heuristic"
+        return {
+            "plan": what,
+            "rank": self._rank_of(optimum),
+            "tied_with": self.tied_rank(optimum_ii),
+            "reason": reason,
+        }
+
+    def to_dict(self, margin: float | None = DEPARTURE_MARGIN) -> dict:
         h_cost = evaluate(self.heuristic, self.graph, _target_of(self))
         return {name: getattr(self, name) for name in LOOP_FIELDS} | {
             "heuristic": {
@@ -86,7 +136,9 @@ class LoopPlans:
                 "specialized": self.heuristic.specialized,
                 "reason": self.heuristic_reason,
                 "rank": self.heuristic_rank(),
+                "tied_with": self.tied_rank(h_cost.ii),
             },
+            "optimal": self.optimal_choice(h_cost.ii, margin),
             "plans": [plan_record(alt, self.graph) for alt in self.plans],
         }
 
@@ -200,7 +252,7 @@ def explore_module(
             if not result.ok:
                 raise LoopFailed(
                     f"{loop.kernel} loop {loop.index} (line {loop.op.line}): failed after "
-                    f"{result.attempts} attempt(s): {result.error}"
+                    f"{count(result.attempts, 'attempt')}: {result.error}"
                 )
         found = [result.value for result in results]
     out = []
@@ -248,7 +300,7 @@ def document(file: str, k: int, options: SolveOptions, loops: list[LoopPlans]) -
             "seed": options.seed,
         },
         "knobs": knobs(target_for(target)) if target else [],
-        "loops": [loop.to_dict() for loop in loops],
+        "loops": [loop.to_dict(options.margin) for loop in loops],
     }
 
 
@@ -287,6 +339,7 @@ def explore(
     else:
         text = str(source)
     module = ir.parse(text)
+    require_planner_input(source if is_path else "<text>", module)  # not compiled TTGIR
     if isinstance(backend, str):
         with open_backend(backend, 1) as opened:
             loops = explore_module(module, k, target, options, opened, triton=triton)

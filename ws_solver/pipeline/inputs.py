@@ -68,11 +68,41 @@ def read_input(path: Path | str) -> str:
 
 
 def parse_module(name: Path | str, text: str) -> ir.Module:
-    """Parse TTGIR text; a ParseError becomes a ReportedError naming `name`, line, column."""
+    """Parse TTGIR text; a ParseError becomes a ReportedError naming `name`, line, column.
+    TTGIR past the planner's input point is refused too (`require_planner_input`)."""
     try:
-        return ir.parse(text)
+        module = ir.parse(text)
     except ir.ParseError as e:
         raise ReportedError(f"{name}:{e.line}:{e.column}: {e.reason}") from None
+    require_planner_input(name, module)
+    return module
+
+
+# Ops that only exist once Triton has split a loop into warp groups (its add_warp_specialize
+# pass): what `kernel.asm["ttgir"]` holds for a specialized kernel.
+_SPLIT_OPS = ("ttg.warp_specialize", "ttg.warp_return", "ttg.warp_yield")
+PLANNER_INPUT_HINT = (
+    "plan the TTGIR Triton has before its warp specialization, which the drop-in writes "
+    "with WS_SOLVER_DUMP=DIR"
+)
+
+
+def require_planner_input(name: Path | str, module: ir.Module) -> None:
+    """Refuse TTGIR the planner cannot take: a module already split into warp-specialized
+    partitions (its loops' bodies sit in `ttg.warp_specialize` regions, where they would be
+    planned as loops of their own) or lowered to the LLVM dialect. One ReportedError (bad
+    input) naming the file, the first such op and where the planner's input comes from."""
+    for op in module.walk():
+        if op.name in _SPLIT_OPS:
+            what = "already warp-specialized"
+        elif op.name.startswith("llvm."):
+            what = "already lowered to LLVM"
+        else:
+            continue
+        raise ReportedError(
+            f"{name}:{op.line}: {what} ({op.name}): this is compiled TTGIR, past the "
+            f"planner's input; {PLANNER_INPUT_HINT}"
+        )
 
 
 def require_ws_loops(path: Path | str, module: ir.Module) -> list:

@@ -15,6 +15,7 @@ from .. import ir
 from ..core.clock import OutOfTime
 from ..core.options import SolveOptions, check_optional_name
 from ..core.strategy import EXPLORE, PIPELINE_STRATEGIES, Explore, Strategy, parse_strategy
+from ..core.wording import count
 from ..ir.annotate import annotate_loop, clear_loop
 from ..model.annotation import loop_annotation
 from ..model.cost import evaluate
@@ -245,7 +246,7 @@ def _explore_loop(
     if not found:
         raise ValueError(f"no valid plan for {graph.name}: nothing to explore")
     chosen = found[rank] if rank < len(found) else found[0]
-    kept = "" if rank < len(found) else f"; only {len(found)} plan(s), so rank 0"
+    kept = "" if rank < len(found) else f"; only {count(len(found), 'plan')}, so rank 0"
     parts = len(chosen.plan.partitions)
     what = f"specialized: {parts} partitions" if parts > 1 else "not specialized"
     details = {"status": chosen.status, "rank": chosen.rank, "alternatives": len(found)}

@@ -8,6 +8,7 @@ import html
 import json
 from collections.abc import Sequence
 
+from ..core.wording import count
 from ..model.decision import DEPARTURE_MARGIN
 from ..model.lowering_facts import DEFAULT_TRITON
 
@@ -132,10 +133,10 @@ def summary_lines(document: dict) -> list[str]:
     red = ob["ii_reduction"]
     n = s["loops"]
     lines = [
-        f"{n} loop{'s' if n != 1 else ''} from {document['files']} file"
-        f"{'s' if document['files'] != 1 else ''}; time limit {st['time_limit']:g} s per loop "
-        f"(deterministic), {st['workers']} solver worker(s), seed {st['seed']}; "
-        f"{t['jobs']} job(s), {t['total_wall_s']:.1f} s in all",
+        f"{count(n, 'loop')} from {count(document['files'], 'file')}; time limit "
+        f"{st['time_limit']:g} s per loop (deterministic), "
+        f"{count(st['workers'], 'solver worker')}, seed {st['seed']}; "
+        f"{count(t['jobs'], 'job')}, {t['total_wall_s']:.1f} s in all",
     ]
     if st.get("triton", DEFAULT_TRITON) != DEFAULT_TRITON:
         lines.append(f"planned for Triton {st['triton']}'s lowering rules")
@@ -145,7 +146,7 @@ def summary_lines(document: dict) -> list[str]:
         lines.append(stats_line(t["backend"]))
     if n:
         lines.append(
-            f"optimal strictly better (lower modeled II) in {ob['loops']} of {n} loops "
+            f"optimal strictly better (lower modeled II) in {ob['loops']} of {count(n, 'loop')} "
             f"({_pct(ob['share'])})"
             + (
                 f": II reduction median {_pct(red['median'])}, mean {_pct(red['mean'])}, "
@@ -155,26 +156,27 @@ def summary_lines(document: dict) -> list[str]:
             )
         )
         lines.append(
-            f"same II in {s['same_ii']} loops ({s['same_ii_better_objective']} of them "
+            f"same II in {count(s['same_ii'], 'loop')} ({s['same_ii_better_objective']} of them "
             f"better on the tie-break: fewer partitions, warps, registers or channels); "
             f"heuristic better in {s['heuristic_better']}"
         )
         po = s["proven_optimal"]
         skipped = s["status"].get("SKIPPED", 0)
         lines.append(
-            f"proven optimal: {po['loops']} of {po['solved']} solved loops ({_pct(po['share'])})"
+            f"proven optimal: {po['loops']} of {count(po['solved'], 'solved loop')} "
+            f"({_pct(po['share'])})"
             + (f"; {skipped} not solved (no load feeds an MMA)" if skipped else "")
         )
         lines.append(
             f"specialized: heuristic {s['specialized']['heuristic']}, "
-            f"optimal {s['specialized']['optimal']} of {n} loops; "
-            f"{s['loops_with_overrides']} loops where the optimum overrode the heuristic"
+            f"optimal {s['specialized']['optimal']} of {count(n, 'loop')}; "
+            f"{count(s['loops_with_overrides'], 'loop')} where the optimum overrode the heuristic"
         )
         dep = s["departure"]
         lines.append(
             f"strategy optimal (departs only for a modeled gain over "
             f"{_pct(DEPARTURE_MARGIN)}, the model's measured error): the optimum in "
-            f"{dep.get('optimum', 0)} loops, the heuristic's plan kept in "
+            f"{count(dep.get('optimum', 0), 'loop')}, the heuristic's plan kept in "
             f"{dep.get('heuristic kept', 0)}, the same plan in {dep.get('same plan', 0)}"
         )
         ow = t["optimal_wall_s"]
@@ -184,18 +186,22 @@ def summary_lines(document: dict) -> list[str]:
             + (f" ({t['plan_cache_hits']} from the plan cache)" if t["plan_cache_hits"] else "")
         )
         if t.get("plan_cache_replaced"):
-            lines.append(f"plan cache: {t['plan_cache_replaced']} bad record(s) solved again")
+            lines.append(
+                f"plan cache: {count(t['plan_cache_replaced'], 'bad record')} solved again"
+            )
     if n and _has_stock(document):
         lines.append(stock_line(s["stock"]))
     if "seed" in document:
         sd = document["seed"]
         lines.append(
             f"Triton {sd['triton']}'s own scheduler (the seed): the heuristic's partitioning "
-            f"in {sd['agree']} of {sd['loops']} loops"
-            + (f"; {sd['failed']} loop(s) it could not be run on" if sd["failed"] else "")
+            f"in {sd['agree']} of {count(sd['loops'], 'loop')}"
+            + (f"; {count(sd['failed'], 'loop')} it could not be run on" if sd["failed"] else "")
         )
     if s["failed"]:
-        lines.append(f"{s['failed']} file(s) or loop(s) failed (see Failures)")
+        lines.append(
+            f"{count(s['failed'], 'file or loop', 'files or loops')} failed (see Failures)"
+        )
     return lines
 
 
@@ -204,7 +210,7 @@ def stock_line(st: dict) -> str:
     where = ", ".join(st["recorded_for"])
     line = (
         f"stock Triton's decision (recorded with the dumps{': ' + where if where else ''}): "
-        f"known for {st['known']} of {st['loops']} loops; ws_solver decides otherwise "
+        f"known for {st['known']} of {count(st['loops'], 'loop')}; ws_solver decides otherwise "
         f"({DIFFERS}) in {st['differs']} of them ({st['ours_only']} specialized where stock "
         f"does not, {st['stock_only']} not where stock does)"
     )

@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
+from ..core.wording import count
 from ..model.cost import Cost
+from ..model.cost_table import cost_table, region_warps
 from ..model.graph import Edge, LoopGraph
 from ..model.kinds import NodeRole
 from ..model.plan import Plan
@@ -98,10 +100,46 @@ def legend_lines(x: Explained) -> list[str]:
     for p in x.plan.partitions:
         ops = sum(1 for n in x.plan.nodes_in(p.id) if x.graph.nodes[n].role == NodeRole.OP)
         out.append(
-            f"p{p.id} {p.role or '-'}: {p.warps} warps, {p.registers} registers, "
-            f"busy {busy[p.id].busy} cycles, {ops} ops"
+            f"p{p.id} {p.role or '-'}: {count(p.warps, 'warp')}, {p.registers} registers, "
+            f"busy {count(busy[p.id].busy, 'cycle')}, {count(ops, 'op')}"
         )
     return out
+
+
+def lowered_warps_lines(x: Explained) -> list[str]:
+    """Where the binary's warps may differ from the plan's: Triton runs the default region
+    (partition 0) at the kernel's warps and sizes every other region itself
+    (`optimize_partition_warps`, which halves a region's warps while its largest register
+    tensor fits); the fewest it can leave is `cost_table.region_warps`. Empty when every
+    partition runs the plan's warps, or the loop is not specialized."""
+    if not x.plan.specialized:
+        return []
+    table = cost_table(x.graph, x.target)
+    num_warps = x.graph.num_warps
+    notes = []
+    for p in x.plan.partitions:
+        name = f"p{p.id} {p.role or '-'}"
+        if p.id == 0 and p.warps != num_warps:
+            notes.append(
+                f"  {name}: planned at {count(p.warps, 'warp')}, runs the kernel's {num_warps} "
+                "(the default region)"
+            )
+        elif p.id != 0:
+            fewest = region_warps(table, x.plan.nodes_in(p.id))
+            if fewest < p.warps:
+                notes.append(
+                    f"  {name}: planned at {count(p.warps, 'warp')}, may compile to as few as "
+                    f"{fewest}"
+                )
+    if not notes:
+        return []
+    head = (
+        "warps in the binary: Triton's optimize_partition_warps sizes each partition region "
+        f"itself (halving the kernel's {num_warps} warps while the region's largest register "
+        "tensor fits), not by the plan; a drop-in compile report's `lowered` lists the warps "
+        "it kept:"
+    )
+    return [head, *notes]
 
 
 def explain_text(x: Explained) -> str:
@@ -112,9 +150,12 @@ def explain_text(x: Explained) -> str:
     lines += [f"  {line}" for line in legend_lines(x)]
     lines.append(
         f"  channels {cost.channels} ({_size(cost.channel_bytes)} buffered), shared memory "
-        f"{_size(cost.shared_memory)}, {cost.total_warps} warps, register file "
+        f"{_size(cost.shared_memory)}, {count(cost.total_warps, 'warp')}, register file "
         f"{cost.register_file} of {x.target.registers_per_sm}"
     )
+    lowered = lowered_warps_lines(x)
+    if lowered:
+        lines += ["", *lowered]
     lines.append("")
     rows = [("id", "partitions", "kind", "op", "label")]
     for node in g.nodes:

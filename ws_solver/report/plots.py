@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+from ..core.wording import count
 from .compare import _short_file
 
 HEURISTIC_COLOR = "#f28e2b"
@@ -79,7 +80,8 @@ def solve_time_histogram(document: dict) -> bytes:
     ax.text(limit, ax.get_ylim()[1] * 0.95, " time limit", color="#e15759", fontsize=8, va="top")
     ax.set_xlabel("wall time per loop, optimal strategy (s)")
     ax.set_ylabel("loops")
-    ax.set_title(f"Solve time ({len(times)} loops, {document['timing']['jobs']} job(s))")
+    jobs = document["timing"]["jobs"]
+    ax.set_title(f"Solve time ({count(len(times), 'loop')}, {count(jobs, 'job')})")
     ax.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     return _png(figure)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..core.wording import count
 from ..triton.dropin.reportlog import Row, Summary
 
 HEADER = ("pid", "kernel", "sm", "asked", "used", "plans", "fb", "decision", "stock", "rule", "s")
@@ -41,9 +42,11 @@ def render(name: str, summary: Summary) -> str:
     rows = summary.rows
     pids = {r.pid for r in rows} | set(summary.enabled_pids) | {p for p, _ in summary.off}
     lines = [
-        f"{name}: {len(rows)} compile(s) in {len({r.pid for r in rows})} process(es); "
-        f"{len(summary.enabled_pids)} process(es) switched on from the environment, "
-        f"{len(summary.off)} left it off ({len(pids)} process(es) in all)"
+        f"{name}: {count(len(rows), 'compile')} in "
+        f"{count(len({r.pid for r in rows}), 'process', 'processes')}; "
+        f"{count(len(summary.enabled_pids), 'process', 'processes')} switched on from the "
+        f"environment, {len(summary.off)} left it off "
+        f"({count(len(pids), 'process', 'processes')} in all)"
     ]
     if rows:
         lines += ["", table([HEADER, *(cells(r) for r in rows)]), ""]
@@ -52,7 +55,7 @@ def render(name: str, summary: Summary) -> str:
         fell = sum(1 for r in rows if r.fallbacks)
         differs = sum(1 for r in rows if r.stock not in ("", "same"))
         lines.append(
-            f"{fell} compile(s) fell back at least once; stock Triton decided otherwise on "
+            f"{count(fell, 'compile')} fell back at least once; stock Triton decided otherwise on "
             f"{differs}"
         )
     for pid, reason in summary.off:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ..core.wording import count
+
 
 def to_json(document: dict) -> str:
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
@@ -31,11 +33,11 @@ def to_markdown(document: dict) -> str:
         f"{env.get('revision', '?')})",
         f"- candidates: {', '.join(f'`{c}`' for c in document.get('candidates', []))}; "
         f"reference `{document.get('reference', '')}`",
-        f"- tuning: {document.get('rounds')} or more interleaved do_bench round(s) per distinct "
+        f"- tuning: {document.get('rounds')} or more interleaved do_bench rounds per distinct "
         "binary (whole cycles of the order, each round starting one binary later); "
-        f"recheck: {document.get('recheck_rounds')} or more round(s), timed separately after "
+        f"recheck: {document.get('recheck_rounds')} or more rounds, timed separately after "
         "the choice",
-        f"- Triton caches warmed by {document.get('jobs', 1)} parallel compile job(s) first"
+        f"- Triton caches warmed by {document.get('jobs', 1)} parallel compile jobs first"
         if document.get("jobs", 1) > 1
         else "- candidates compiled in the tuning process (cold caches)",
         "",
@@ -70,7 +72,7 @@ def summary_line(summary: dict) -> str:
     if not summary:
         return ""
     return (
-        f"{summary['configs']} config(s) tuned, {summary['failed']} failed; the winner is "
+        f"{count(summary['configs'], 'config')} tuned, {summary['failed']} failed; the winner is "
         f"within 1% of the fastest recheck in {summary['within_1pct']} of {summary['configs']}; "
         f"largest regret {_pct(summary['max_regret'])}; tuning time per config: median "
         f"{summary['median_tuning_s']:.1f} s, max {summary['max_tuning_s']:.1f} s"

@@ -231,19 +231,33 @@ def run_warp_specialize_only(mod: Any, num_stages: int) -> Any:
 
 
 def parse_module_text(text: str, context: Any) -> Any:
-    """Parse (and verify) TTGIR text into a module bound to ``context``."""
+    """Parse (and verify) TTGIR text into a module bound to ``context``. Triton parses a
+    file: the ops the rewrites added without a location first borrow one of the text's own
+    (`ir.located_text`), so that the temporary file's path never shows in the kernel's
+    TTGIR."""
     from triton._C.libtriton import ir
 
     fd, path = tempfile.mkstemp(suffix=".ttgir")
     try:
         with os.fdopen(fd, "w") as f:
-            f.write(text)
+            f.write(_located(text))
         mod = ir.parse_mlir_module(path, context)
     finally:
         os.unlink(path)
     # parse_mlir_module returns a module without .context; later stages read it.
     mod.context = context
     return mod
+
+
+def _located(text: str) -> str:
+    """`text` with a location on every op (`ir.located_text`), or as it is when ws_solver's
+    reader does not take it (Triton's parser then reports what is wrong with it)."""
+    from ... import ir as ws_ir
+
+    try:
+        return ws_ir.located_text(ws_ir.parse(text))
+    except ws_ir.ParseError:
+        return text
 
 
 def make_ttgir_stage(
