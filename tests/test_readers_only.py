@@ -23,7 +23,7 @@ ALLOWED = {
     ("ws_solver/triton/guard/server.py", "open(path, 'rb')"): (
         "the helper's own stderr log, a temporary file it made, read at most 64 tails"
     ),
-    ("ws_solver/triton/dropin/kernel_compile.py", "json.loads(r.plan.to_json())"): (
+    ("ws_solver/triton/dropin/records.py", "json.loads(r.plan.to_json())"): (
         "a plan's JSON made in memory a line before, no file"
     ),
 }
