@@ -20,7 +20,7 @@ from ...core import options
 from ...core.envvars import REPORT, VARIABLE
 from ...core.strategy import DROPIN_STRATEGIES, parse_strategy
 from . import reportlog
-from .switch import check_cache_dir, enable
+from .switch import check_cache_dir, check_dump_dir, enable
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WS_SOLVER_TAKE_TURNS", "take_turns", options.parse_flag),
     Variable("WS_SOLVER_SKIP", "skip", _patterns),
     Variable(REPORT, "report_file", _report_file),
+    Variable("WS_SOLVER_DUMP", "dump_dir", check_dump_dir),
 )
 
 

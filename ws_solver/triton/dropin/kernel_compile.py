@@ -30,7 +30,7 @@ from ..toolchain import make_ttgir as tpipe
 from ..toolchain import versions
 from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
-from . import records
+from . import dump, records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
@@ -109,6 +109,8 @@ class KernelCompile:
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
         self._stock_future: Future | None = None  # stock's build, started early
+        self.part_text: str | None = None  # the planner's input (for dump_dir)
+        self.annotated: str | None = None  # what the kept attempt handed to Triton
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -154,6 +156,7 @@ class KernelCompile:
         except Exception as e:
             report.fallbacks.append(records.failure("partition point", [], e, err.text, 0.0))
             part_text = None
+        self.part_text = part_text
         sites = records.loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
             if chain and self._checks_decision(chain[0]):
@@ -219,6 +222,7 @@ class KernelCompile:
             )
             return None
         assert post is not None and chosen is not None
+        self.annotated = chosen.annotated
         # What MLIR printed during an attempt that succeeded (a pass's diagnostic it recovered
         # from) belongs to the report, not to the user's terminal: stock Triton prints nothing.
         if err.text:
@@ -454,6 +458,13 @@ class KernelCompile:
         report.wall_s = round(time.perf_counter() - start, 4)
         with lock:
             self.session.reports.append(report)
+        if self.settings.dump_dir and self.part_text is not None:
+            try:
+                dump.write(
+                    self.settings.dump_dir, report, self.triton_hash, self.part_text, self.annotated
+                )
+            except OSError as e:
+                report.notes.append(f"dump_dir: not written ({e.strerror or e})")
         metadata["ws_solver"] = report.to_dict()
         if report.fallbacks:
             warnings.warn(records.fallback_message(report), WSFallbackWarning, stacklevel=2)

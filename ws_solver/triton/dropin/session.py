@@ -75,6 +75,9 @@ class Settings:
     # Kernels left to stock Triton (fnmatch patterns of kernel names): compiled by Triton's
     # own stage, reported as "stock" (skipped).
     skip: tuple[str, ...] = ()
+    # A folder each compile's planner input, annotated TTGIR, plans and report go to
+    # (dump.py); not part of the digest: it changes no binary.
+    dump_dir: str | None = None
 
     def __post_init__(self) -> None:
         """Bad values fail here, one line (ValueError), not as a fallback at compile time."""

@@ -59,6 +59,7 @@ def enable(
     check_decision: bool = True,
     skip: str | Sequence[str] = (),
     report_file: str | os.PathLike | None = None,
+    dump_dir: str | os.PathLike | None = None,
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -93,6 +94,9 @@ def enable(
     less when ptxas spills the chosen kernel.
     ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
     their compiles run Triton's own stages and are reported as ``"stock"`` with the pattern.
+    ``dump_dir``: a folder each compiled kernel's planner input TTGIR, annotated TTGIR, plans
+    and report are written to (``ws_solver.triton.dropin.dump``; what ``ws-solver
+    partition``, ``explain`` and ``compare`` take).
     ``report_file``: a file every compile report is appended to, as a JSON line
     (``ws_solver.triton.dropin.reportlog``; ``ws-solver reports FILE`` reads it back).
     ``reset_caches=False`` leaves in-memory kernels and autotuning choices alone (for a caller
@@ -110,6 +114,7 @@ def enable(
     solve = solve_options(solve, loose)
     cache_base = check_cache_dir(cache_dir)
     log = reportlog.check_path(report_file, "report_file")
+    dump = check_dump_dir(dump_dir)
     settings = Settings(
         strategy,
         solve,
@@ -121,6 +126,7 @@ def enable(
         partition_timeout=partition_timeout,
         check_decision=check_decision,
         skip=skip,
+        dump_dir=dump,
     )
     with lock:
         if _session is not None:
@@ -147,33 +153,43 @@ def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOpt
 
 
 def check_cache_dir(cache_dir: Any) -> str | None:
-    """``cache_dir`` checked before anything changes: a path (str or os.PathLike) to a folder
-    this process can write in, or make in the nearest folder that exists, found by trying
-    (``os.access`` says yes to root for /proc); else TypeError or ValueError naming it.
-    Nothing is left made."""
-    if cache_dir is None:
+    """``cache_dir`` checked before anything changes (``check_folder``)."""
+    return check_folder(cache_dir, "cache_dir")
+
+
+def check_dump_dir(dump_dir: Any) -> str | None:
+    """``dump_dir`` checked before anything changes (``check_folder``)."""
+    return check_folder(dump_dir, "dump_dir")
+
+
+def check_folder(value: Any, name: str) -> str | None:
+    """A folder option checked before anything changes: a path (str or os.PathLike) to a
+    folder this process can write in, or make in the nearest folder that exists, found by
+    trying (``os.access`` says yes to root for /proc); else TypeError or ValueError naming
+    ``name``. Nothing is left made."""
+    if value is None:
         return None
     try:
-        path = os.fspath(cache_dir)
+        path = os.fspath(value)
     except TypeError:
-        kind = type(cache_dir).__name__
+        kind = type(value).__name__
         raise TypeError(
-            f"enable(): cache_dir must be a path (str or os.PathLike), not {kind}"
+            f"enable(): {name} must be a path (str or os.PathLike), not {kind}"
         ) from None
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not path or "\0" in path:
-        raise ValueError(f"enable(): cache_dir {path!r} is not a path")
+        raise ValueError(f"enable(): {name} {path!r} is not a path")
     full = os.path.abspath(path)
-    existing = full  # the nearest folder that exists: Triton makes the rest in it
+    existing = full  # the nearest folder that exists: the rest is made in it
     while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        raise ValueError(f"enable(): cache_dir {path!r} is not a folder")
+        raise ValueError(f"enable(): {name} {path!r} is not a folder")
     problem = _try_writing(existing)
     if problem:
         where = "" if existing == full else f" in {existing!r}"
-        raise ValueError(f"enable(): cache_dir {path!r} cannot be written{where} ({problem})")
+        raise ValueError(f"enable(): {name} {path!r} cannot be written{where} ({problem})")
     return path
 
 

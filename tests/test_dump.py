@@ -1,0 +1,66 @@
+"""``enable(dump_dir=...)`` / ``WS_SOLVER_DUMP``: each compile's planner input, annotated
+TTGIR, plans and report, in files the CLI takes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("triton")
+from triton_util import compile_corpus_kernel  # noqa: E402
+
+from corpus import kernels as corpus_kernels  # noqa: E402
+from ws_solver.triton.dropin import environ  # noqa: E402
+from ws_solver.triton.dropin.switch import check_dump_dir  # noqa: E402
+
+pytestmark = pytest.mark.triton
+
+
+def test_a_compile_dumps_what_the_cli_takes(tmp_path) -> None:
+    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x256x64_w8_s3"]
+    folder = tmp_path / "dump"
+    compiled = compile_corpus_kernel("gemm_tma", config, "heuristic", 90, dump_dir=str(folder))
+    names = sorted(p.name for p in folder.iterdir())
+    stems = {n.split(".")[0] + "." + n.split(".")[1] for n in names}
+    assert len(stems) == 1 and names == sorted(
+        f"{next(iter(stems))}.{s}"
+        for s in ("input.ttgir", "annotated.mlir", "plan.json", "report.txt")
+    )
+    stem = next(iter(stems))
+    assert stem.startswith("gemm_tma_kernel.")
+    report = compiled.metadata.ws_solver
+    plans = json.loads((folder / f"{stem}.plan.json").read_text())
+    assert [p["plan"] for p in plans] == [loop["plan"] for loop in report["loops"]]
+    assert (folder / f"{stem}.report.txt").read_text().startswith("ws_solver: gemm_tma_kernel")
+    assert "ttg.partition" in (folder / f"{stem}.annotated.mlir").read_text()
+    # The input is the planner's: ws-solver partition plans it as the drop-in did.
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ws_solver",
+            "partition",
+            str(folder / f"{stem}.input.ttgir"),
+            "--strategy",
+            "heuristic",
+            "--json",
+            str(tmp_path / "p.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    cli = json.loads((tmp_path / "p.json").read_text())
+    assert [loop["ii"] for loop in cli["loops"]] == [loop["ii"] for loop in report["loops"]]
+
+
+def test_the_dump_folder_is_checked_where_it_is_named(tmp_path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="dump_dir"):
+        check_dump_dir(str(tmp_path / "file" / "below"))
+    args = environ.enable_arguments({"WS_SOLVER": "optimal", "WS_SOLVER_DUMP": str(tmp_path)})
+    assert args["dump_dir"] == str(tmp_path)
