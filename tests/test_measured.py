@@ -218,3 +218,26 @@ def test_a_compile_outside_a_launch_builds_stocks_kernel_where_stock_builds() ->
         assert report["strategy_used"] in ("optimal", "heuristic")
     else:  # a Triton whose stock pass builds it (3.9)
         assert report["strategy_used"] == "stock"
+
+
+@pytest.mark.slow
+def test_compile_only_builds_every_candidate_for_a_target_without_a_gpu(tmp_path) -> None:
+    """``compile_only``: the candidates built for sm_90 on the CPU, ptxas's count each."""
+    module = corpus_kernels.load("gemm_tma_indesc")
+    config = module.CONFIGS["t128x256x64_w4_s3"]
+    tuner = wst.autotune(candidates=("stock", "none", "optimal"))(module.KERNEL)
+    signature = module.signature(config)
+    built = tuner.compile_only(
+        signature,
+        corpus_kernels.constexprs(config),
+        target="sm_90",
+        num_warps=4,
+        num_stages=3,
+    )
+    by_name = {b.candidate: b for b in built}
+    assert list(by_name) == ["stock", "none", "optimal"]
+    assert not any(b.error for b in built)
+    assert by_name["stock"].spilled_bytes == 0 and by_name["none"].spilled_bytes > 1000
+    # optimal keeps stock's two-consumer-group kernel (its own builds spill)
+    assert by_name["optimal"].strategy_used == "stock" and by_name["optimal"].spilled_bytes == 0
+    assert "no spill" in by_name["stock"].line()

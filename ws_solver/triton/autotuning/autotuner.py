@@ -199,6 +199,27 @@ class Autotuner(KernelInterface):
                 self._warn(f"{candidate.name} did not build: {type(e).__name__}: {e}")
         return built
 
+    def compile_only(
+        self,
+        signature: Mapping[str, str],
+        constexprs: Mapping[str, Any] | None = None,
+        target: str | int = "sm_90",
+        **options: Any,
+    ) -> list:
+        """Every candidate built for ``target`` without a GPU, with ptxas's registers and
+        spills per candidate (``autotuning.offline``); nothing is timed or chosen."""
+        from .offline import compile_candidates
+
+        return compile_candidates(
+            self.fn,
+            self.candidates,
+            signature,
+            constexprs,
+            target,
+            self.enable_options,
+            **options,
+        )
+
     # choosing ---------------------------------------------------------------------------------
     def _choose(self, key: tuple[str, ...], call: Call) -> Candidate:
         name = self.launcher.name
