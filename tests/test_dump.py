@@ -64,3 +64,29 @@ def test_the_dump_folder_is_checked_where_it_is_named(tmp_path) -> None:
         check_dump_dir(str(tmp_path / "file" / "below"))
     args = environ.enable_arguments({"WS_SOLVER": "optimal", "WS_SOLVER_DUMP": str(tmp_path)})
     assert args["dump_dir"] == str(tmp_path)
+
+
+def test_a_kernel_from_tritons_cache_still_has_its_report(tmp_path) -> None:
+    """No compile runs for a cached binary, so no stage hook: the report comes from the
+    binary's metadata, and ``last_compile_report()`` names the kernel just loaded."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    import ws_solver.triton as wst
+    from corpus.dump import ast_source
+
+    config = corpus_kernels.load("gemm_tma").CONFIGS["t128x128x64_w4_s4"]
+    wst.enable("none", cache_dir=str(tmp_path))
+    try:
+        for _ in range(2):
+            triton.compile(
+                ast_source("gemm_tma", config),
+                target=GPUTarget("cuda", 90, 32),
+                options=corpus_kernels.options(config),
+            )
+        first, second = wst.compile_reports()
+    finally:
+        wst.disable()
+    assert second.kernel == first.kernel and second.strategy_used == first.strategy_used
+    assert second.notes[-1].startswith("served from Triton's cache")
+    assert triton.knobs.compilation.listener is None

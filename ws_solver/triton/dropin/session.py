@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 import threading
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ...core.options import check_flag, check_optional_seconds
@@ -145,6 +145,16 @@ class CompileReport:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> CompileReport | None:
+        """The report ``to_dict`` gave (as a binary's metadata holds it); None for anything
+        else."""
+        names = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in data.items() if k in names})
+        except TypeError:
+            return None
+
     def summary(self) -> str:
         """For a person: the kernel, what was asked and built and why, a line per loop (its
         plan in one line), what fell back, the notes."""
@@ -230,6 +240,7 @@ class Session:
     prev_hook: Any
     prev_knob: Any  # knobs.cache.__dict__["dir"] before enable(), or NOTHING
     prev_env: str | None  # $TRITON_CACHE_DIR before enable()
+    prev_listener: Any = None  # triton.knobs.compilation.listener before enable()
     reports: list[CompileReport] = field(default_factory=list)
     active: bool = True
     hopper_warned: bool = False

@@ -281,6 +281,8 @@ def _install(
     )
     knobs.cache.dir = where
     knobs.runtime.add_stages_inspection_hook = make_hook(session)
+    session.prev_listener = knobs.compilation.listener
+    knobs.compilation.listener = _cache_hit_listener(session)
     _session = session
     if settings.strategy == Strategy.MEASURED:
         launches.install(session)
@@ -300,6 +302,9 @@ def _uninstall(reset: bool = True) -> None:
     if getattr(hook, "ws_solver_session", None) is session:
         knobs.runtime.add_stages_inspection_hook = session.prev_hook
     # else: someone installed a hook after ours; ours now only forwards to its predecessor.
+    listener = knobs.compilation.listener
+    if getattr(listener, "ws_solver_session", None) is session:
+        knobs.compilation.listener = session.prev_listener
     if session.prev_knob is NOTHING:
         knobs.cache.__dict__.pop("dir", None)
     else:
@@ -311,6 +316,34 @@ def _uninstall(reset: bool = True) -> None:
     _session = None
     if reset:
         reset_jit_caches()
+
+
+def _cache_hit_listener(session: Session) -> Any:
+    """Triton's compilation listener while enabled: a kernel served from Triton's cache (no
+    compile ran, so no stage hook) has its report in the binary's metadata; it joins
+    ``compile_reports()`` with a note, so ``last_compile_report()`` names the kernel just
+    loaded. The listener before ours is called as before."""
+
+    def listener(*, src: Any, metadata: dict, metadata_group: Any, times: Any, cache_hit: bool):
+        prev = session.prev_listener
+        if prev is not None:
+            prev(
+                src=src,
+                metadata=metadata,
+                metadata_group=metadata_group,
+                times=times,
+                cache_hit=cache_hit,
+            )
+        data = metadata.get("ws_solver") if cache_hit and session.active else None
+        if isinstance(data, dict):
+            report = CompileReport.from_dict(data)
+            if report is not None:
+                report.notes.append("served from Triton's cache: this report is the compile's")
+                with lock:
+                    session.reports.append(report)
+
+    listener.ws_solver_session = session  # type: ignore[attr-defined]
+    return listener
 
 
 def reset_jit_caches() -> int:
