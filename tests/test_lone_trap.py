@@ -63,3 +63,15 @@ def test_either_makes_a_module_unlaunchable() -> None:
     assert unlaunchable({"tmem_size": 128}, WORKING) == ""
     assert unlaunchable({"tmem_size": 128}, TRAPPED) == LONE_TRAP
     assert "576 columns" in unlaunchable({"tmem_size": 576}, TRAPPED)
+
+
+def test_a_kernel_over_a_blocks_shared_memory_cannot_launch() -> None:
+    """Stock Triton 3.6's two-consumer-group kernel of a 4-warp 128x256x64 GEMM at 4 stages
+    needs 262,632 B (the unspecialized kernel 196,640 B): it is no candidate to keep."""
+    from ws_solver.triton.toolchain.unlaunchable import shared_memory_overflow, unlaunchable
+
+    assert shared_memory_overflow({"shared": 196_640}) == ""
+    assert shared_memory_overflow({"shared": 232_448}) == ""
+    why = shared_memory_overflow({"shared": 262_632})
+    assert "262632 B of shared memory" in why and "232448" in why
+    assert unlaunchable({"shared": 262_632}, "") == why

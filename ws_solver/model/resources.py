@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .graph import LoopGraph
 from .held_tensors import held_bytes
+from .kinds import NodeRole
 from .plan import Plan
 from .target import Target
 
@@ -75,8 +76,17 @@ def accumulator_registers(table: CostTable) -> int:
     the wgmma accumulators it carries across iterations (a GEMM's; attention's O, and S when
     it is computed a block ahead), at the kernel's warps. An accumulator counts when a
     carried register tensor has its size (fp32, m x n), each carried tensor once: what else
-    a loop carries (pointer tiles) the compiler can recompute, an accumulator it cannot."""
-    carried = Counter(node.live_bytes for node in table.nodes if node.live_bytes)
+    a loop carries (pointer tiles) the compiler can recompute, an accumulator it cannot.
+    A tensor a nested loop carries counts too: a persistent GEMM's tile loop holds the K
+    loop's accumulator for the whole of that loop, which is most of the iteration (the cost
+    table counts it as a transient for the partitions' register need; here it is what the
+    kernel must hold)."""
+    graph = table.graph
+    carried = Counter(
+        node.out_bytes
+        for node in graph.nodes
+        if node.is_value and node.value_kind == "tensor" and node.role == NodeRole.ITER_ARG
+    )
     held = 0
     for n in table.wgmmas:
         mma = table.graph.nodes[n].mma

@@ -1,5 +1,5 @@
 """Lowered kernels that compile and would fail at launch: one that needs more tensor memory
-than the SM has, and one that LLVM reduced to a lone trap. The lowering guard's child fails a
+or shared memory than the SM gives it, and one that LLVM reduced to a lone trap. The lowering guard's child fails a
 module for either (the drop-in then falls back); the drop-in refuses a final kernel over the
 SM's tensor memory."""
 
@@ -20,7 +20,26 @@ class TensorMemoryOverflow(RuntimeError):
 
 def unlaunchable(metadata: dict, llir: str) -> str:
     """Why a module make_llir lowered (its `metadata` and LLVM IR) cannot run; "" when it can."""
-    return tensor_memory_overflow(metadata) or (LONE_TRAP if lone_trap(llir) else "")
+    return (
+        tensor_memory_overflow(metadata)
+        or shared_memory_overflow(metadata)
+        or (LONE_TRAP if lone_trap(llir) else "")
+    )
+
+
+def shared_memory_overflow(metadata: dict) -> str:
+    """Why a lowered module cannot launch for its shared memory ("" when it fits): more than a
+    block may take on sm_90 and sm_100 (Triton raises OutOfResources at the first launch).
+    Stock Triton 3.6's two-consumer-group sm_90 kernels of 4-warp 128x256x64 GEMMs at 4
+    stages need 262,632 B where the unspecialized kernel needs 196,640 B."""
+    need = metadata.get("shared") or 0
+    have = SM100.shared_memory_per_cta  # 227 KiB per block on sm_90 and sm_100 alike
+    if need <= have:
+        return ""
+    return (
+        f"the kernel needs {need} B of shared memory, more than a block's {have}: it would "
+        "fail at launch (out of resources)"
+    )
 
 
 def tensor_memory_overflow(metadata: dict) -> str:
