@@ -1,7 +1,7 @@
 """Lowered kernels that compile and would fail at launch: one that needs more tensor memory
-or shared memory than the SM gives it, and one that LLVM reduced to a lone trap. The lowering guard's child fails a
-module for either (the drop-in then falls back); the drop-in refuses a final kernel over the
-SM's tensor memory."""
+or shared memory than the SM gives it, and one that LLVM reduced to a lone trap. The lowering
+guard's child fails a module for any of them (the drop-in then falls back, and stock's kernel
+is then no candidate); the drop-in refuses a final kernel over the SM's tensor memory."""
 
 from __future__ import annotations
 
