@@ -11,8 +11,8 @@ The 24 hand-picked configs stay the reference set; this space is for calibration
     python -m corpus.configspace list [--slice ci] [--family F]
     python -m corpus.configspace dump [--slice ci] [--family F] [--target sm90|sm100] --out DIR
     python -m corpus.configspace index [--out FILE]    # the space as JSON (committed)
-    python -m corpus.configspace check                 # every config to the partitioner
-                                                       # input point; failures into the index
+    python -m corpus.configspace check [--family F]    # every config (of F) to the
+                                  # partitioner input point; per family, into the index
     python -m corpus.configspace extra --out FILE      # {kernel: {name: config}} for
                                   # benchmarks.common.bench_compile.add_extra_configs
 
@@ -269,12 +269,15 @@ def register(entries: list[Entry]) -> None:
 
 def index(compile_check: dict | None = None) -> dict:
     """The space as committed JSON: limits, counts, every config, and the last `check` per
-    Triton version (configs that did not reach the partitioner input point; kept from the
-    committed index when not given)."""
+    Triton version, target and family (configs that did not reach the partitioner input
+    point; kept from the committed index when not given). A family never checked under a
+    version has no row there."""
     entries = space()
     if compile_check is None:
         old = json.loads(INDEX_FILE.read_text()) if INDEX_FILE.exists() else {}
-        old_keys = {f"{c['family']}.{c['name']}" for c in old.get("configs", [])}
+        old_keys: dict[str, set[str]] = {}
+        for c in old.get("configs", []):
+            old_keys.setdefault(c["family"], set()).add(f"{c['family']}.{c['name']}")
         compile_check = prune_check(
             old.get("compile_check", {}), old_keys, {e.key for e in entries}
         )
@@ -291,29 +294,36 @@ def index(compile_check: dict | None = None) -> dict:
     }
 
 
-def prune_check(compile_check: dict, checked: set[str], keys: set[str]) -> dict:
-    """A committed `check` restricted to the configs of the space now (`keys`). `check`
-    compiles the whole space it is given (`checked`), so a config it checked that is not
-    among its failures compiled: each dropped one leaves the "ok" count. A row that did not
-    cover `checked` exactly cannot be restricted so; it is left out (run `check` again)."""
+def prune_check(compile_check: dict, checked: dict[str, set[str]], keys: set[str]) -> dict:
+    """A committed `check` ({version: {target: {family: row}}}) restricted to the configs of
+    the space now (`keys`). `check` compiles the whole family it is given (`checked[family]`,
+    the family's configs when it ran), so a config it checked that is not among its failures
+    compiled: each dropped one leaves the "ok" count. A row that did not cover its family
+    exactly cannot be restricted so; it is left out (run `check` again), as is a family no
+    longer in FAMILIES."""
     out: dict = {}
-    for version, rows in compile_check.items():
+    for version, targets in compile_check.items():
         out[version] = {}
-        for target, row in rows.items():
-            if row["ok"] + len(row["failed"]) != len(checked):
-                continue
-            dropped = checked - keys - set(row["failed"])
-            out[version][target] = {
-                "ok": row["ok"] - len(dropped),
-                "failed": {k: v for k, v in row["failed"].items() if k in keys},
-            }
+        for target, families in targets.items():
+            kept = {}
+            for family, row in families.items():
+                done = checked.get(family, set())
+                if family not in FAMILIES or row["ok"] + len(row["failed"]) != len(done):
+                    continue
+                dropped = done - keys - set(row["failed"])
+                kept[family] = {
+                    "ok": row["ok"] - len(dropped),
+                    "failed": {k: v for k, v in row["failed"].items() if k in keys},
+                }
+            out[version][target] = kept
     return out
 
 
 def check(entries: list[Entry], targets: list[str]) -> dict:
     """Compile each entry × target to the partitioner input point under the installed Triton;
-    {version: {target: {"ok": n, "failed": {key: first error line}}}}, merged into the
-    committed index's check."""
+    {version: {target: {family: {"ok": n, "failed": {key: first error line}}}}}, merged into
+    the committed index's check (the rows of the families checked replaced). `entries` must be
+    whole families (`space(family)`): a row stands for its family."""
     import tempfile
 
     import triton
@@ -325,16 +335,23 @@ def check(entries: list[Entry], targets: list[str]) -> dict:
     result = old.setdefault(triton.__version__, {})
     with tempfile.TemporaryDirectory(prefix="ws_configspace_check_") as out:
         for target in targets:
-            row = {"ok": 0, "failed": {}}
+            rows = result.setdefault(target, {})
+            for family in dict.fromkeys(e.family for e in entries):
+                rows[family] = {"ok": 0, "failed": {}}
             for e in entries:
+                row = rows[e.family]
                 try:
                     corpus_dump.dump_job(corpus_dump.Job(e.family, e.name, target), Path(out))
                     row["ok"] += 1
                 except Exception as exc:
                     row["failed"][e.key] = corpus_dump._first_line(exc)
                     print(f"FAIL {e.key} {target}: {row['failed'][e.key]}", flush=True)
-            result[target] = row
-            print(f"{triton.__version__} {target}: {row['ok']} ok, {len(row['failed'])} failed")
+            for family in dict.fromkeys(e.family for e in entries):
+                row = rows[family]
+                print(
+                    f"{triton.__version__} {target} {family}: {row['ok']} ok,"
+                    f" {len(row['failed'])} failed"
+                )
     return old
 
 
@@ -398,7 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command in ("index", "check"):
         targets = [args.target] if args.target else list(TARGETS)
-        checked = check(space(), targets) if args.command == "check" else None
+        if args.command == "check" and args.slice not in (None, "all"):
+            parser.error("check runs whole families (--family), not a slice")
+        checked = check(space(args.family), targets) if args.command == "check" else None
         out = args.out or INDEX_FILE
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(index(checked), indent=1, sort_keys=True) + "\n")

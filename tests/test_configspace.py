@@ -148,13 +148,39 @@ def test_no_causal_tiles_the_kernel_computes_wrongly() -> None:
 
 
 def test_pruned_check_counts_only_the_space_now() -> None:
-    check = {"3.6.0": {"sm90": {"ok": 3, "failed": {"f.c": "boom"}}}}
-    checked = {"f.a", "f.b", "f.c", "f.d"}
-    pruned = cs.prune_check(check, checked, {"f.a", "f.c"})
-    assert pruned == {"3.6.0": {"sm90": {"ok": 1, "failed": {"f.c": "boom"}}}}
-    assert cs.prune_check(check, checked, {"f.a", "f.b", "f.d"})["3.6.0"]["sm90"] == {
-        "ok": 3,
-        "failed": {},
+    f, g = "gemm_tma", "gemm_fp8"  # rows are per family
+    check = {
+        "3.6.0": {
+            "sm90": {
+                f: {"ok": 3, "failed": {f"{f}.c": "boom"}},
+                g: {"ok": 1, "failed": {}},
+                "gone": {"ok": 1, "failed": {}},
+            }
+        }
     }
-    # a row that did not cover the committed list is not guessed at
-    assert cs.prune_check(check, checked | {"f.e"}, {"f.a"}) == {"3.6.0": {}}
+    checked = {f: {f"{f}.{n}" for n in "abcd"}, g: {f"{g}.a"}, "gone": {"gone.a"}}
+    pruned = cs.prune_check(check, checked, {f"{f}.a", f"{f}.c", f"{g}.a"})
+    assert pruned == {
+        "3.6.0": {"sm90": {f: {"ok": 1, "failed": {f"{f}.c": "boom"}}, g: {"ok": 1, "failed": {}}}}
+    }
+    keys = {f"{f}.a", f"{f}.b", f"{f}.d"}
+    assert cs.prune_check(check, checked, keys)["3.6.0"]["sm90"][f] == {"ok": 3, "failed": {}}
+    # a row that did not cover its family's committed list is not guessed at; the others stay
+    checked[f] |= {f"{f}.e"}
+    assert cs.prune_check(check, checked, {f"{f}.a", f"{g}.a"}) == {
+        "3.6.0": {"sm90": {g: {"ok": 1, "failed": {}}}}
+    }
+
+
+def test_committed_check_covers_every_family() -> None:
+    """The committed `check`: under each Triton version and target a row per family, its
+    count the family's configs, none failed."""
+    committed = json.loads(cs.INDEX_FILE.read_text())["compile_check"]
+    counts = {f: len(cs.space(f)) for f in cs.FAMILIES}
+    assert set(committed) == {"3.6.0", "3.9.0"}
+    for version, targets in committed.items():
+        assert set(targets) == set(cs.TARGETS), version
+        for target, rows in targets.items():
+            assert set(rows) == set(cs.FAMILIES), (version, target)
+            for family, row in rows.items():
+                assert (row["ok"], row["failed"]) == (counts[family], {}), (version, target, family)
