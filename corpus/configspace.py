@@ -35,7 +35,27 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-FAMILIES: tuple[str, ...] = ("gemm_tma", "gemm_fp8", "gemm_persistent", "attention_fwd")
+# Each GEMM family in the three forms users write: descriptors from the host (the plain name),
+# descriptors made inside the kernel (`_indesc`, `tl.make_tensor_descriptor`) and pointer loads
+# (`_pointer`; gemm_tma's is gemm_pointer). Same grid, computation and inputs per form.
+FAMILIES: tuple[str, ...] = (
+    "gemm_tma",
+    "gemm_tma_indesc",
+    "gemm_pointer",
+    "gemm_fp8",
+    "gemm_fp8_indesc",
+    "gemm_fp8_pointer",
+    "gemm_persistent",
+    "gemm_persistent_indesc",
+    "gemm_persistent_pointer",
+    "attention_fwd",
+)
+# The form of each family: "host" (descriptors passed in), "kernel" (made inside the kernel),
+# "pointer" (pointer loads, no descriptor).
+FORMS: dict[str, str] = {
+    f: "kernel" if f.endswith("_indesc") else "pointer" if f.endswith("_pointer") else "host"
+    for f in FAMILIES
+}
 TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
 # 228 KB of shared memory per SM on sm_90 and sm_100; a CTA may take 227 KB of it (1 KB is
 # reserved per block by the driver).
@@ -62,19 +82,40 @@ ATTN_BLOCK_N = (64, 128)
 # stores, and whether the epilogue's staging buffer is live with the pipeline's (persistent:
 # the epilogue is inside the loop that the stages serve; one-tile kernels store after the
 # loop, where Triton's allocator reuses the stages' memory).
-_GEMM_BYTES = {"gemm_tma": (2, 2), "gemm_fp8": (1, 2), "gemm_persistent": (2, 2)}
+_GEMM_BYTES = {
+    "gemm_tma": (2, 2),
+    "gemm_tma_indesc": (2, 2),
+    "gemm_pointer": (2, 2),
+    "gemm_fp8": (1, 2),
+    "gemm_fp8_indesc": (1, 2),
+    "gemm_fp8_pointer": (1, 2),
+    "gemm_persistent": (2, 2),
+    "gemm_persistent_indesc": (2, 2),
+    "gemm_persistent_pointer": (2, 2),
+}
+PERSISTENT = frozenset({"gemm_persistent", "gemm_persistent_indesc", "gemm_persistent_pointer"})
 
 # The CI slice: every family, both warps counts, the 4-warp 128x256 tiles behind issue 34's
-# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name.
+# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name; a GEMM's
+# three forms take the same tiles, so that the forms compare config by config.
+_CI_GEMM = ("t128x256x64_w4_s3", "t128x128x64_w8_s2", "t64x128x64_w4_s4")
+_CI_FP8 = ("t128x256x128_w4_s3", "t128x128x128_w8_s2", "t128x256x64_w8_s2")
+_CI_PERSISTENT = (
+    "t128x256x64_relu_w4_s3",
+    "t128x128x64_gelu_w8_s2",
+    "t128x128x128_gelu_flat_w4_s3",
+    "t128x256x64_gelu_w8_s2",
+)
 CI_SLICE: dict[str, tuple[str, ...]] = {
-    "gemm_tma": ("t128x256x64_w4_s3", "t128x128x64_w8_s2", "t64x128x64_w4_s4"),
-    "gemm_fp8": ("t128x256x128_w4_s3", "t128x128x128_w8_s2", "t128x256x64_w8_s2"),
-    "gemm_persistent": (
-        "t128x256x64_relu_w4_s3",
-        "t128x128x64_gelu_w8_s2",
-        "t128x128x128_gelu_flat_w4_s3",
-        "t128x256x64_gelu_w8_s2",
-    ),
+    "gemm_tma": _CI_GEMM,
+    "gemm_tma_indesc": _CI_GEMM,
+    "gemm_pointer": _CI_GEMM,
+    "gemm_fp8": _CI_FP8,
+    "gemm_fp8_indesc": _CI_FP8,
+    "gemm_fp8_pointer": _CI_FP8,
+    "gemm_persistent": _CI_PERSISTENT,
+    "gemm_persistent_indesc": _CI_PERSISTENT,
+    "gemm_persistent_pointer": _CI_PERSISTENT,
     "attention_fwd": (
         "d128_m128n128_w4_s2",
         "causal_d64_m128n64_w8_s3",
@@ -106,7 +147,7 @@ def gemm_smem(family: str, c: dict) -> int:
     bm, bn, bk, s = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["num_stages"]
     stages = s * (bm * bk + bn * bk) * op_bytes + s * BARRIER_BYTES
     epilogue = bm * bn * out_bytes
-    return stages + epilogue if family == "gemm_persistent" else max(stages, epilogue)
+    return stages + epilogue if family in PERSISTENT else max(stages, epilogue)
 
 
 def attention_smem(c: dict) -> int:
@@ -184,7 +225,7 @@ def _attention() -> Iterator[tuple[str, dict]]:
 
 
 def _grid(family: str) -> Iterator[tuple[str, dict]]:
-    if family == "gemm_persistent":
+    if family in PERSISTENT:
         return _persistent()
     if family == "attention_fwd":
         return _attention()
