@@ -35,7 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-# Each GEMM family in the three forms users write: descriptors from the host (the plain name),
+# Each family in the three forms users write: descriptors from the host (the plain name),
 # descriptors made inside the kernel (`_indesc`, `tl.make_tensor_descriptor`) and pointer loads
 # (`_pointer`; gemm_tma's is gemm_pointer). Same grid, computation and inputs per form.
 FAMILIES: tuple[str, ...] = (
@@ -49,6 +49,8 @@ FAMILIES: tuple[str, ...] = (
     "gemm_persistent_indesc",
     "gemm_persistent_pointer",
     "attention_fwd",
+    "attention_fwd_indesc",
+    "attention_fwd_pointer",
 )
 # The form of each family: "host" (descriptors passed in), "kernel" (made inside the kernel),
 # "pointer" (pointer loads, no descriptor).
@@ -94,9 +96,10 @@ _GEMM_BYTES = {
     "gemm_persistent_pointer": (2, 2),
 }
 PERSISTENT = frozenset({"gemm_persistent", "gemm_persistent_indesc", "gemm_persistent_pointer"})
+ATTENTION = frozenset({"attention_fwd", "attention_fwd_indesc", "attention_fwd_pointer"})
 
 # The CI slice: every family, both warps counts, the 4-warp 128x256 tiles behind issue 34's
-# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name; a GEMM's
+# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name; a family's
 # three forms take the same tiles, so that the forms compare config by config.
 _CI_GEMM = ("t128x256x64_w4_s3", "t128x128x64_w8_s2", "t64x128x64_w4_s4")
 _CI_FP8 = ("t128x256x128_w4_s3", "t128x128x128_w8_s2", "t128x256x64_w8_s2")
@@ -105,6 +108,12 @@ _CI_PERSISTENT = (
     "t128x128x64_gelu_w8_s2",
     "t128x128x128_gelu_flat_w4_s3",
     "t128x256x64_gelu_w8_s2",
+)
+_CI_ATTENTION = (
+    "d128_m128n128_w4_s2",
+    "causal_d64_m128n64_w8_s3",
+    "d128_m128n128_w8_s3_ahead",
+    "causal_d128_m64n64_w4_s4",
 )
 CI_SLICE: dict[str, tuple[str, ...]] = {
     "gemm_tma": _CI_GEMM,
@@ -116,12 +125,9 @@ CI_SLICE: dict[str, tuple[str, ...]] = {
     "gemm_persistent": _CI_PERSISTENT,
     "gemm_persistent_indesc": _CI_PERSISTENT,
     "gemm_persistent_pointer": _CI_PERSISTENT,
-    "attention_fwd": (
-        "d128_m128n128_w4_s2",
-        "causal_d64_m128n64_w8_s3",
-        "d128_m128n128_w8_s3_ahead",
-        "causal_d128_m64n64_w4_s4",
-    ),
+    "attention_fwd": _CI_ATTENTION,
+    "attention_fwd_indesc": _CI_ATTENTION,
+    "attention_fwd_pointer": _CI_ATTENTION,
 }
 
 
@@ -158,7 +164,7 @@ def attention_smem(c: dict) -> int:
 
 
 def smem_estimate(family: str, config: dict) -> int:
-    return attention_smem(config) if family == "attention_fwd" else gemm_smem(family, config)
+    return attention_smem(config) if family in ATTENTION else gemm_smem(family, config)
 
 
 def fits(family: str, config: dict) -> bool:
@@ -227,7 +233,7 @@ def _attention() -> Iterator[tuple[str, dict]]:
 def _grid(family: str) -> Iterator[tuple[str, dict]]:
     if family in PERSISTENT:
         return _persistent()
-    if family == "attention_fwd":
+    if family in ATTENTION:
         return _attention()
     if family in _GEMM_BYTES:
         return _gemm(family)

@@ -18,6 +18,7 @@ from ws_solver.model.dfg import build_graph, ws_loops
 SLICE_DIRS = sorted((Path(cs.__file__).parent / "configspace").glob("ttgir-*"))
 _TILE = r"t(64|128)x(128|256)x(64|128)_w[48]_s[234]"
 _PERSISTENT = r"t(64|128)x(128|256)x(64|128)_(relu|gelu)(_flat)?_w[48]_s[234]"
+_ATTENTION = r"(causal_)?d(64|128)_m(64|128)n(64|128)_w[48]_s[234](_ahead)?"
 NAME = {
     "gemm_tma": _TILE,
     "gemm_tma_indesc": _TILE,
@@ -28,13 +29,16 @@ NAME = {
     "gemm_persistent": _PERSISTENT,
     "gemm_persistent_indesc": _PERSISTENT,
     "gemm_persistent_pointer": _PERSISTENT,
-    "attention_fwd": r"(causal_)?d(64|128)_m(64|128)n(64|128)_w[48]_s[234](_ahead)?",
+    "attention_fwd": _ATTENTION,
+    "attention_fwd_indesc": _ATTENTION,
+    "attention_fwd_pointer": _ATTENTION,
 }
-# Each GEMM family's three forms: descriptors from the host, made in the kernel, pointer loads.
+# Each family's three forms: descriptors from the host, made in the kernel, pointer loads.
 FORMS = {
     "gemm_tma": ("gemm_tma", "gemm_tma_indesc", "gemm_pointer"),
     "gemm_fp8": ("gemm_fp8", "gemm_fp8_indesc", "gemm_fp8_pointer"),
     "gemm_persistent": ("gemm_persistent", "gemm_persistent_indesc", "gemm_persistent_pointer"),
+    "attention_fwd": ("attention_fwd", "attention_fwd_indesc", "attention_fwd_pointer"),
 }
 
 
@@ -46,7 +50,7 @@ def test_space_is_deterministic_and_named() -> None:
     assert {e.family for e in first} == set(cs.FAMILIES)
     for e in first:
         assert re.fullmatch(NAME[e.family], e.name), e.key
-    assert len(first) >= 700  # several hundred; every one is an sm_90 and an sm_100 config
+    assert len(first) >= 1000  # every one is an sm_90 and an sm_100 config
 
 
 def test_space_is_filtered_by_shared_memory() -> None:
@@ -82,8 +86,8 @@ def test_reference_configs_match_and_stay_untouched() -> None:
 
 
 def test_forms_share_grid_filter_and_slice() -> None:
-    """A GEMM's three forms: the same grid, the same shared-memory verdicts, the same CI tiles;
-    FORMS names the form of each family."""
+    """A family's three forms: the same grid, the same shared-memory verdicts, the same CI
+    tiles; FORMS names the form of each family."""
     for host, indesc, pointer in FORMS.values():
         forms = (cs.FORMS[host], cs.FORMS[indesc], cs.FORMS[pointer])
         assert forms == ("host", "kernel", "pointer")
@@ -92,21 +96,21 @@ def test_forms_share_grid_filter_and_slice() -> None:
         kept = [[e.name for e in cs.space(f)] for f in (host, indesc, pointer)]
         assert kept[0] == kept[1] == kept[2]
         assert cs.CI_SLICE[host] == cs.CI_SLICE[indesc] == cs.CI_SLICE[pointer]
-    assert cs.FORMS["attention_fwd"] == "host"
-    assert {f for forms in FORMS.values() for f in forms} | {"attention_fwd"} == set(cs.FAMILIES)
+    assert {f for forms in FORMS.values() for f in forms} == set(cs.FAMILIES)
 
 
 def test_ci_slice() -> None:
     ci = cs.ci_slice()
-    assert 30 <= len(ci) <= 40
+    assert 40 <= len(ci) <= 50
     assert {e.family for e in ci} == set(cs.FAMILIES)
     assert {e.config["num_warps"] for e in ci} == {4, 8}
     assert {e.config["num_stages"] for e in ci} >= {2, 3, 4}
     four_warp_wide = [
         e for e in ci if e.config["num_warps"] == 4 and e.config.get("BLOCK_N") == 256
     ]
-    assert {e.family for e in four_warp_wide} == set(cs.FAMILIES) - {"attention_fwd"}
-    assert {e.config["CAUSAL"] for e in ci if e.family == "attention_fwd"} == {False, True}
+    assert {e.family for e in four_warp_wide} == set(cs.FAMILIES) - set(FORMS["attention_fwd"])
+    for family in FORMS["attention_fwd"]:
+        assert {e.config["CAUSAL"] for e in ci if e.family == family} == {False, True}
     assert [e.key for e in cs.select("ci", "gemm_fp8")] == [
         e.key for e in ci if e.family == "gemm_fp8"
     ]
@@ -225,8 +229,8 @@ def _slice_texts(form: str):
 
 def test_slice_dumps_show_each_form() -> None:
     """Descriptors made in the kernel stay `tt.make_tensor_descriptor` ops in the dumps (three
-    per GEMM, loads through them); host descriptors arrive as `!tt.tensordesc` arguments;
-    pointer forms load through no descriptor at all."""
+    per GEMM, four per attention kernel, loads through them); host descriptors arrive as
+    `!tt.tensordesc` arguments; pointer forms load through no descriptor at all."""
     seen = {"host": 0, "kernel": 0, "pointer": 0}
     for form in seen:
         for entry, text in _slice_texts(form):
@@ -234,13 +238,14 @@ def test_slice_dumps_show_each_form() -> None:
             made = len(re.findall(r"= tt\.make_tensor_descriptor ", text))
             loads = len(re.findall(r"tt\.descriptor_load ", text))
             if form == "kernel":
-                assert made == 3 and loads >= 2, entry["file"]
+                want = 4 if entry["kernel"].startswith("attention") else 3
+                assert made == want and loads >= 2, entry["file"]
             elif form == "host":
                 assert made == 0 and loads >= 2 and "tt.func public" in text, entry["file"]
                 assert re.search(r"tt\.func public @\w+\(%[\w.]+: !tt\.tensordesc", text)
             else:
                 assert made == 0 and loads == 0 and "tensordesc" not in text, entry["file"]
                 assert "tt.load " in text, entry["file"]
-    per_version = {"kernel": 10, "pointer": 10}  # 3 + 3 + 4 CI configs × 2 targets
+    per_version = {"kernel": 14, "pointer": 14, "host": 14}  # 3 + 3 + 4 + 4 CI configs
     for form, n in per_version.items():
         assert seen[form] == n * 2 * len(SLICE_DIRS), form
