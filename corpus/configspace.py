@@ -5,7 +5,9 @@ kernel's own switches (activation, flattened loops, causal, head dim, S one bloc
 dropped where the tile cannot fit shared memory. Causal attention tiles the kernel computes
 wrongly (BLOCK_M < BLOCK_N, `causal_blocks_supported`) are not generated. Names follow the
 hand-picked ``CONFIGS`` (``t128x256x64_w4_s3``); a generated config with a reference name is
-that reference config.
+that reference config. Every family comes in the three forms users write (``FORMS``):
+descriptors passed from the host, made inside the kernel (``*_indesc``) and pointer loads
+(``*_pointer``), each form on the same grid, filter and CI tiles.
 The 24 hand-picked configs stay the reference set; this space is for calibration and sweeps.
 
     python -m corpus.configspace list [--slice ci] [--family F]
