@@ -5,14 +5,16 @@ kernel's own switches (activation, flattened loops, causal, head dim, S one bloc
 dropped where the tile cannot fit shared memory. Causal attention tiles the kernel computes
 wrongly (BLOCK_M < BLOCK_N, `causal_blocks_supported`) are not generated. Names follow the
 hand-picked ``CONFIGS`` (``t128x256x64_w4_s3``); a generated config with a reference name is
-that reference config.
+that reference config. Every family comes in the three forms users write (``FORMS``):
+descriptors passed from the host, made inside the kernel (``*_indesc``) and pointer loads
+(``*_pointer``), each form on the same grid, filter and CI tiles.
 The 24 hand-picked configs stay the reference set; this space is for calibration and sweeps.
 
     python -m corpus.configspace list [--slice ci] [--family F]
     python -m corpus.configspace dump [--slice ci] [--family F] [--target sm90|sm100] --out DIR
     python -m corpus.configspace index [--out FILE]    # the space as JSON (committed)
-    python -m corpus.configspace check                 # every config to the partitioner
-                                                       # input point; failures into the index
+    python -m corpus.configspace check [--family F]    # every config (of F) to the
+                                  # partitioner input point; per family, into the index
     python -m corpus.configspace extra --out FILE      # {kernel: {name: config}} for
                                   # benchmarks.common.bench_compile.add_extra_configs
 
@@ -35,7 +37,29 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-FAMILIES: tuple[str, ...] = ("gemm_tma", "gemm_fp8", "gemm_persistent", "attention_fwd")
+# Each family in the three forms users write: descriptors from the host (the plain name),
+# descriptors made inside the kernel (`_indesc`, `tl.make_tensor_descriptor`) and pointer loads
+# (`_pointer`; gemm_tma's is gemm_pointer). Same grid, computation and inputs per form.
+FAMILIES: tuple[str, ...] = (
+    "gemm_tma",
+    "gemm_tma_indesc",
+    "gemm_pointer",
+    "gemm_fp8",
+    "gemm_fp8_indesc",
+    "gemm_fp8_pointer",
+    "gemm_persistent",
+    "gemm_persistent_indesc",
+    "gemm_persistent_pointer",
+    "attention_fwd",
+    "attention_fwd_indesc",
+    "attention_fwd_pointer",
+)
+# The form of each family: "host" (descriptors passed in), "kernel" (made inside the kernel),
+# "pointer" (pointer loads, no descriptor).
+FORMS: dict[str, str] = {
+    f: "kernel" if f.endswith("_indesc") else "pointer" if f.endswith("_pointer") else "host"
+    for f in FAMILIES
+}
 TARGETS: dict[str, int] = {"sm90": 90, "sm100": 100}
 # 228 KB of shared memory per SM on sm_90 and sm_100; a CTA may take 227 KB of it (1 KB is
 # reserved per block by the driver).
@@ -62,25 +86,50 @@ ATTN_BLOCK_N = (64, 128)
 # stores, and whether the epilogue's staging buffer is live with the pipeline's (persistent:
 # the epilogue is inside the loop that the stages serve; one-tile kernels store after the
 # loop, where Triton's allocator reuses the stages' memory).
-_GEMM_BYTES = {"gemm_tma": (2, 2), "gemm_fp8": (1, 2), "gemm_persistent": (2, 2)}
+_GEMM_BYTES = {
+    "gemm_tma": (2, 2),
+    "gemm_tma_indesc": (2, 2),
+    "gemm_pointer": (2, 2),
+    "gemm_fp8": (1, 2),
+    "gemm_fp8_indesc": (1, 2),
+    "gemm_fp8_pointer": (1, 2),
+    "gemm_persistent": (2, 2),
+    "gemm_persistent_indesc": (2, 2),
+    "gemm_persistent_pointer": (2, 2),
+}
+PERSISTENT = frozenset({"gemm_persistent", "gemm_persistent_indesc", "gemm_persistent_pointer"})
+ATTENTION = frozenset({"attention_fwd", "attention_fwd_indesc", "attention_fwd_pointer"})
 
 # The CI slice: every family, both warps counts, the 4-warp 128x256 tiles behind issue 34's
-# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name.
+# worst losses, 8-warp 2-stage GEMMs, causal and not, both head dims. Fixed by name; a family's
+# three forms take the same tiles, so that the forms compare config by config.
+_CI_GEMM = ("t128x256x64_w4_s3", "t128x128x64_w8_s2", "t64x128x64_w4_s4")
+_CI_FP8 = ("t128x256x128_w4_s3", "t128x128x128_w8_s2", "t128x256x64_w8_s2")
+_CI_PERSISTENT = (
+    "t128x256x64_relu_w4_s3",
+    "t128x128x64_gelu_w8_s2",
+    "t128x128x128_gelu_flat_w4_s3",
+    "t128x256x64_gelu_w8_s2",
+)
+_CI_ATTENTION = (
+    "d128_m128n128_w4_s2",
+    "causal_d64_m128n64_w8_s3",
+    "d128_m128n128_w8_s3_ahead",
+    "causal_d128_m64n64_w4_s4",
+)
 CI_SLICE: dict[str, tuple[str, ...]] = {
-    "gemm_tma": ("t128x256x64_w4_s3", "t128x128x64_w8_s2", "t64x128x64_w4_s4"),
-    "gemm_fp8": ("t128x256x128_w4_s3", "t128x128x128_w8_s2", "t128x256x64_w8_s2"),
-    "gemm_persistent": (
-        "t128x256x64_relu_w4_s3",
-        "t128x128x64_gelu_w8_s2",
-        "t128x128x128_gelu_flat_w4_s3",
-        "t128x256x64_gelu_w8_s2",
-    ),
-    "attention_fwd": (
-        "d128_m128n128_w4_s2",
-        "causal_d64_m128n64_w8_s3",
-        "d128_m128n128_w8_s3_ahead",
-        "causal_d128_m64n64_w4_s4",
-    ),
+    "gemm_tma": _CI_GEMM,
+    "gemm_tma_indesc": _CI_GEMM,
+    "gemm_pointer": _CI_GEMM,
+    "gemm_fp8": _CI_FP8,
+    "gemm_fp8_indesc": _CI_FP8,
+    "gemm_fp8_pointer": _CI_FP8,
+    "gemm_persistent": _CI_PERSISTENT,
+    "gemm_persistent_indesc": _CI_PERSISTENT,
+    "gemm_persistent_pointer": _CI_PERSISTENT,
+    "attention_fwd": _CI_ATTENTION,
+    "attention_fwd_indesc": _CI_ATTENTION,
+    "attention_fwd_pointer": _CI_ATTENTION,
 }
 
 
@@ -106,7 +155,7 @@ def gemm_smem(family: str, c: dict) -> int:
     bm, bn, bk, s = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["num_stages"]
     stages = s * (bm * bk + bn * bk) * op_bytes + s * BARRIER_BYTES
     epilogue = bm * bn * out_bytes
-    return stages + epilogue if family == "gemm_persistent" else max(stages, epilogue)
+    return stages + epilogue if family in PERSISTENT else max(stages, epilogue)
 
 
 def attention_smem(c: dict) -> int:
@@ -117,7 +166,7 @@ def attention_smem(c: dict) -> int:
 
 
 def smem_estimate(family: str, config: dict) -> int:
-    return attention_smem(config) if family == "attention_fwd" else gemm_smem(family, config)
+    return attention_smem(config) if family in ATTENTION else gemm_smem(family, config)
 
 
 def fits(family: str, config: dict) -> bool:
@@ -184,9 +233,9 @@ def _attention() -> Iterator[tuple[str, dict]]:
 
 
 def _grid(family: str) -> Iterator[tuple[str, dict]]:
-    if family == "gemm_persistent":
+    if family in PERSISTENT:
         return _persistent()
-    if family == "attention_fwd":
+    if family in ATTENTION:
         return _attention()
     if family in _GEMM_BYTES:
         return _gemm(family)
@@ -269,12 +318,15 @@ def register(entries: list[Entry]) -> None:
 
 def index(compile_check: dict | None = None) -> dict:
     """The space as committed JSON: limits, counts, every config, and the last `check` per
-    Triton version (configs that did not reach the partitioner input point; kept from the
-    committed index when not given)."""
+    Triton version, target and family (configs that did not reach the partitioner input
+    point; kept from the committed index when not given). A family never checked under a
+    version has no row there."""
     entries = space()
     if compile_check is None:
         old = json.loads(INDEX_FILE.read_text()) if INDEX_FILE.exists() else {}
-        old_keys = {f"{c['family']}.{c['name']}" for c in old.get("configs", [])}
+        old_keys: dict[str, set[str]] = {}
+        for c in old.get("configs", []):
+            old_keys.setdefault(c["family"], set()).add(f"{c['family']}.{c['name']}")
         compile_check = prune_check(
             old.get("compile_check", {}), old_keys, {e.key for e in entries}
         )
@@ -291,29 +343,36 @@ def index(compile_check: dict | None = None) -> dict:
     }
 
 
-def prune_check(compile_check: dict, checked: set[str], keys: set[str]) -> dict:
-    """A committed `check` restricted to the configs of the space now (`keys`). `check`
-    compiles the whole space it is given (`checked`), so a config it checked that is not
-    among its failures compiled: each dropped one leaves the "ok" count. A row that did not
-    cover `checked` exactly cannot be restricted so; it is left out (run `check` again)."""
+def prune_check(compile_check: dict, checked: dict[str, set[str]], keys: set[str]) -> dict:
+    """A committed `check` ({version: {target: {family: row}}}) restricted to the configs of
+    the space now (`keys`). `check` compiles the whole family it is given (`checked[family]`,
+    the family's configs when it ran), so a config it checked that is not among its failures
+    compiled: each dropped one leaves the "ok" count. A row that did not cover its family
+    exactly cannot be restricted so; it is left out (run `check` again), as is a family no
+    longer in FAMILIES."""
     out: dict = {}
-    for version, rows in compile_check.items():
+    for version, targets in compile_check.items():
         out[version] = {}
-        for target, row in rows.items():
-            if row["ok"] + len(row["failed"]) != len(checked):
-                continue
-            dropped = checked - keys - set(row["failed"])
-            out[version][target] = {
-                "ok": row["ok"] - len(dropped),
-                "failed": {k: v for k, v in row["failed"].items() if k in keys},
-            }
+        for target, families in targets.items():
+            kept = {}
+            for family, row in families.items():
+                done = checked.get(family, set())
+                if family not in FAMILIES or row["ok"] + len(row["failed"]) != len(done):
+                    continue
+                dropped = done - keys - set(row["failed"])
+                kept[family] = {
+                    "ok": row["ok"] - len(dropped),
+                    "failed": {k: v for k, v in row["failed"].items() if k in keys},
+                }
+            out[version][target] = kept
     return out
 
 
 def check(entries: list[Entry], targets: list[str]) -> dict:
     """Compile each entry × target to the partitioner input point under the installed Triton;
-    {version: {target: {"ok": n, "failed": {key: first error line}}}}, merged into the
-    committed index's check."""
+    {version: {target: {family: {"ok": n, "failed": {key: first error line}}}}}, merged into
+    the committed index's check (the rows of the families checked replaced). `entries` must be
+    whole families (`space(family)`): a row stands for its family."""
     import tempfile
 
     import triton
@@ -325,16 +384,23 @@ def check(entries: list[Entry], targets: list[str]) -> dict:
     result = old.setdefault(triton.__version__, {})
     with tempfile.TemporaryDirectory(prefix="ws_configspace_check_") as out:
         for target in targets:
-            row = {"ok": 0, "failed": {}}
+            rows = result.setdefault(target, {})
+            for family in dict.fromkeys(e.family for e in entries):
+                rows[family] = {"ok": 0, "failed": {}}
             for e in entries:
+                row = rows[e.family]
                 try:
                     corpus_dump.dump_job(corpus_dump.Job(e.family, e.name, target), Path(out))
                     row["ok"] += 1
                 except Exception as exc:
                     row["failed"][e.key] = corpus_dump._first_line(exc)
                     print(f"FAIL {e.key} {target}: {row['failed'][e.key]}", flush=True)
-            result[target] = row
-            print(f"{triton.__version__} {target}: {row['ok']} ok, {len(row['failed'])} failed")
+            for family in dict.fromkeys(e.family for e in entries):
+                row = rows[family]
+                print(
+                    f"{triton.__version__} {target} {family}: {row['ok']} ok,"
+                    f" {len(row['failed'])} failed"
+                )
     return old
 
 
@@ -398,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command in ("index", "check"):
         targets = [args.target] if args.target else list(TARGETS)
-        checked = check(space(), targets) if args.command == "check" else None
+        if args.command == "check" and args.slice not in (None, "all"):
+            parser.error("check runs whole families (--family), not a slice")
+        checked = check(space(args.family), targets) if args.command == "check" else None
         out = args.out or INDEX_FILE
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(index(checked), indent=1, sort_keys=True) + "\n")

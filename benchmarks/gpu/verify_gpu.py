@@ -26,6 +26,8 @@ TOLERANCE = 1e-2  # fp16/bf16/fp8 inputs with fp32 accumulation land near 1e-4..
 # Tensors each launch writes: poisoned with NaN before every launch.
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "attention_fwd": ("o", "lse"),
+    "attention_fwd_indesc": ("o", "lse"),  # config-space forms of attention_fwd
+    "attention_fwd_pointer": ("o", "lse"),
     "attention_bwd": ("dk", "dv"),
     "row_reduce": ("rstd",),
 }
@@ -33,6 +35,8 @@ DEFAULT_OUTPUTS = ("c",)
 # Problem sizes for the correctness runs (the `size` argument of make_inputs).
 VERIFY_SIZE: dict[str, int] = {
     "attention_fwd": 1024,
+    "attention_fwd_indesc": 1024,
+    "attention_fwd_pointer": 1024,
     "attention_bwd": 512,
     "row_reduce": 4096,
     "gemm_grouped": 2048,

@@ -4,7 +4,10 @@ Every module exposes ``KERNEL``, ``CONFIGS``, ``signature(config)`` and the GPU 
 ``make_inputs(config, size, seed)``, ``launch(config, inputs)`` and ``reference(inputs)``.
 A config is one flat dict: kernel constexprs plus the compile options in ``OPTION_KEYS``.
 ``KERNEL_MODULES`` are the ones dumped into ``corpus/ttgir``; ``attention_unrolled`` (the
-attention loop unrolled, for ``benchmarks/cpu/bench_scale.py``) is dumped only by that benchmark.
+attention loop unrolled, for ``benchmarks/cpu/bench_scale.py``) is dumped only by that benchmark;
+the other forms of gemm_tma, gemm_fp8, gemm_persistent and attention_fwd (``*_indesc``:
+descriptors made in the kernel, ``*_pointer``: pointer loads) are config-space families only
+(``corpus/configspace.py``).
 """
 
 from __future__ import annotations
@@ -26,15 +29,23 @@ KERNEL_MODULES: tuple[str, ...] = (
 
 OPTION_KEYS: frozenset[str] = frozenset({"num_warps", "num_stages", "maxnreg"})
 
-# make_inputs arguments of a timing run: sizes that fill an H200.
+# make_inputs arguments of a timing run: sizes that fill an H200. Also the config-space
+# families outside KERNEL_MODULES (corpus/configspace.py: the other forms).
 BENCH_INPUTS: dict[str, dict] = {
     "gemm_tma": {"size": 8192},
+    "gemm_tma_indesc": {"size": 8192},
     "gemm_pointer": {"size": 8192},
     "gemm_persistent": {"size": 8192},
+    "gemm_persistent_indesc": {"size": 8192},
+    "gemm_persistent_pointer": {"size": 8192},
     "gemm_fp8": {"size": 8192},
+    "gemm_fp8_indesc": {"size": 8192},
+    "gemm_fp8_pointer": {"size": 8192},
     "gemm_cond_reset": {"size": 8192},
     "gemm_grouped": {"size": 8192},
     "attention_fwd": {"size": 8192, "batch": 4, "heads": 32},
+    "attention_fwd_indesc": {"size": 8192, "batch": 4, "heads": 32},
+    "attention_fwd_pointer": {"size": 8192, "batch": 4, "heads": 32},
     "attention_bwd": {"size": 4096, "batch": 4, "heads": 32},
     "row_reduce": {"size": 16384},
 }

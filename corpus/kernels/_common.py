@@ -31,6 +31,17 @@ def tma(t: Any, block: list[int]) -> Any:
     return TensorDescriptor.from_tensor(t, block)
 
 
+def set_scratch_allocator() -> None:
+    """Descriptors made in a kernel (``tl.make_tensor_descriptor``) live in global scratch
+    memory that the launch allocates through ``triton.set_allocator``."""
+    import torch
+
+    def alloc(size: int, alignment: int, stream: Any) -> Any:
+        return torch.empty(size, device="cuda", dtype=torch.int8)
+
+    triton.set_allocator(alloc)
+
+
 def generator(seed: int) -> Any:
     """A CUDA torch generator seeded for reproducible inputs."""
     import torch

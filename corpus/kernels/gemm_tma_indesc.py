@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, randn
+from corpus.kernels._common import grouped_tile, randn, set_scratch_allocator
 
 DTYPES = {"fp16": "float16", "fp8": "float8_e4m3fn"}
 
@@ -83,16 +83,6 @@ def signature(config: dict, dtype: str = "fp16") -> dict[str, str]:
         "BLOCK_K": "constexpr",
         "GROUP_M": "constexpr",
     }
-
-
-def set_scratch_allocator() -> None:
-    """Descriptors made in a kernel live in global scratch memory that the launch allocates."""
-    import torch
-
-    def alloc(size: int, alignment: int, stream: Any) -> Any:
-        return torch.empty(size, device="cuda", dtype=torch.int8)
-
-    triton.set_allocator(alloc)
 
 
 def make_inputs(config: dict, size: int, seed: int, dtype: str = "fp16") -> dict[str, Any]:
