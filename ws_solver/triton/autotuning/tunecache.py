@@ -134,6 +134,7 @@ def _report(data: Mapping[str, Any]) -> TuningReport:
     """``data`` as a TuningReport, every field of its declared type."""
     fields = dict(data)
     outcomes = fields.pop("candidates", None)
+    fields.setdefault("extra_bytes", 0)  # a record from before measured mode
     _require(fields, _REPORT_TYPES, "its report")
     if not isinstance(fields["key"], list) or not all(isinstance(k, str) for k in fields["key"]):
         raise BadChoice("its report's key is not a list of text")
