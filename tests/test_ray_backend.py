@@ -129,6 +129,7 @@ def test_cli_on_a_cluster_address(cluster, small: Path, reference: dict, tmp_pat
     assert "ray backend: 4 task(s) on " in stdout and "0 failed after retries" in stdout
 
 
+@pytest.mark.usefixtures("sigint_handled")  # the command must not inherit it ignored
 def test_interrupted_cluster_run_leaves_no_output(cluster, small, tmp_path, tmp_path_factory):
     """Also: the plan cache folder reaches the workers ($WS_SOLVER_CACHE_DIR goes with the
     job), so a re-run reuses the loops that finished before the interruption."""

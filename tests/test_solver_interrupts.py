@@ -25,6 +25,8 @@ SCALE = REPO / "tests" / "data" / "scale"
 # Its second search (the tie-break at the least II) runs about 50 s at --time-limit 60.
 LONG_SEARCH = SCALE / "attn_fwd.u4.sm100.ttgir"
 PROMPT_S = 3.0  # Ctrl-C to exit (the target is 2 s; the margin is for a loaded machine)
+# The commands get SIGINT handled, whatever this run inherited (conftest.sigint_handled).
+pytestmark = pytest.mark.usefixtures("sigint_handled")
 
 HOOK = """
 import os, sys
@@ -152,15 +154,7 @@ def test_ctrl_c_stops_the_searches_of_jobs_2(tmp_path: Path, group: bool) -> Non
 
 
 # -- interruptible, in this process -------------------------------------------------------------
-@pytest.fixture
-def python_sigint():
-    """Python's own SIGINT handler for the test (a background job inherits SIG_IGN)."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
-def test_interruptible_stops_the_work_then_raises(python_sigint) -> None:
+def test_interruptible_stops_the_work_then_raises(sigint_handled) -> None:
     stopped = threading.Event()
 
     def work() -> str:
