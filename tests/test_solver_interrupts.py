@@ -94,7 +94,7 @@ def ctrl_c(process: subprocess.Popen, group: bool) -> tuple[int, float, str]:
 
 def left_in(group: int) -> list[str]:
     """The live processes of process group `group` (zombies are gone already)."""
-    out = subprocess.run(["ps", "-eo", "pgid=,stat=,args="], capture_output=True, text=True)
+    out = subprocess.run(["ps", "-ww", "-eo", "pgid=,stat=,args="], capture_output=True, text=True)
     rows = [line.split(None, 2) for line in out.stdout.splitlines()]
     return [r[2] for r in rows if len(r) == 3 and r[0] == str(group) and not r[1].startswith("Z")]
 
