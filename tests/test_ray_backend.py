@@ -167,7 +167,9 @@ def test_sweep_compiles_as_ray_tasks(cluster, tmp_path) -> None:
 def session_processes(session: int) -> list[tuple[str, str]]:
     """(pid, title) of the live processes of `session` and of the reaper started for its
     driver (the driver's pid is the session's id; the reaper runs in a session of its own)."""
-    out = subprocess.run(["ps", "-ww", "-eo", "pid=,sid=,stat=,args="], capture_output=True, text=True)
+    out = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,sid=,stat=,args="], capture_output=True, text=True
+    )
     found = []
     for line in out.stdout.splitlines():
         pid, sid, stat, args = line.split(None, 3)
