@@ -186,8 +186,7 @@ def test_corpus_kernel_compiles_under_every_strategy(matrix, job) -> None:
     used = report["strategy_used"]
     assert used in wst.FALLBACKS[strategy], report["fallbacks"]
     assert_used_as_asked(strategy, report)
-    if strategy == "none":
-        assert used == "none" and not result["ttgir_ws"]
+    assert strategy != "none" or not result["ttgir_ws"]
     if kernel == "row_reduce":
         assert not result["ttgir_ws"], "the row reduction must compile without specialization"
     if used == "triton":
@@ -201,30 +200,20 @@ def test_corpus_kernel_compiles_under_every_strategy(matrix, job) -> None:
 
 
 def assert_used_as_asked(strategy: str, report: dict) -> None:
-    """The strategy asked for compiles the kernel, with no fallback, but for two exceptions:
-    - the decision check (triton/dropin/decision_check.py) may keep the other decision (or
-      Triton's partition of the same one), recorded in the report's `decision`: on sm_100,
-      which no GPU measurement covers, stock's decision where ours would reverse it (3.6:
-      gemm_pointer; 3.9: gemm_tma, gemm_fp8, attention_bwd, gemm_grouped); where our kernel
-      spills and the other does not (gemm_persistent on sm_100, when the 0.5 s solve finds a
-      plan that spills: kept "unspecialized", compiled as `none`);
-    - `triton` falls back to `none` where Triton's own partitioner fails (3.6: the GEMMs
-      but gemm_tma and gemm_fp8, and row_reduce; 3.9: attention on sm_90).
-    So `optimal` or `heuristic` falling back, or compiling as something the decision check
-    did not keep, fails here (the check passed when every kernel fell back)."""
+    """No fallback (this passed when every kernel fell back) and the strategy asked for is
+    used, but where the decision check kept the other decision or Triton's partition of ours
+    (its `decision`: sm_100's unmeasured target; a plan that spills), or `triton` falls back
+    to `none` as Triton's partitioner fails (3.6: most GEMMs, row_reduce; 3.9: sm_90 attention)."""
     used, fallbacks = report["strategy_used"], report["fallbacks"]
     if strategy == "triton" and used == "none":
-        [fallback] = fallbacks
-        assert fallback["strategy"] == "triton", fallbacks
+        [fallback] = fallbacks  # Triton's partitioner failed
         assert "PassManager::run failed" in fallback["reason"], fallbacks
         return
     assert fallbacks == [], f"{strategy} fell back: {fallbacks}"
     if used != strategy:
-        decision = report.get("decision") or {}
         assert strategy in ("optimal", "heuristic"), f"{strategy} compiled as {used}"
-        kept = decision.get("kept")
-        compiled_as = "none" if kept == "unspecialized" else kept  # its plan, unspecialized
-        assert used == compiled_as, f"{strategy} compiled as {used}: {decision}"
+        kept = (decision := report.get("decision") or {}).get("kept")  # "unspecialized": none
+        assert used == ("none" if kept == "unspecialized" else kept), f"{used}: {decision}"
 
 
 # -- stub plans, in process -------------------------------------------------------------------
