@@ -65,10 +65,11 @@ def commands(tmp_path: Path) -> dict[str, list[str]]:
         "explore": command("explore", GEMM, "--k", "1", *quick),
         "reports": command("reports", compile_log(tmp_path)),
         "demo": command("demo", "--corpus", GEMM, "--out", tmp_path / "demo", *quick, "-q"),
+        "tune": command("tune", "--out", tmp_path / "tune"),  # checked before it needs a GPU
     }
 
 
-NAMES = ["graph", "partition", "compare", "explain", "explore", "reports", "demo"]
+NAMES = ["graph", "partition", "compare", "explain", "explore", "reports", "demo", "tune"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -76,7 +77,7 @@ def test_a_closed_stdout_is_refused_before_any_work(name: str, tmp_path: Path) -
     result = run_closed(commands(tmp_path)[name], ">&-")
     assert result.returncode == 2, result.stderr
     assert result.stderr == "ws-solver: stdout: cannot write: closed\n"
-    assert not (tmp_path / "demo").exists()
+    assert not (tmp_path / "demo").exists() and not (tmp_path / "tune").exists()
 
 
 @pytest.mark.parametrize("name", ["graph", "explore", "reports"])
