@@ -70,8 +70,9 @@ def interruptible(work: Callable[[], T], stop: Callable[[], object]) -> T:
     is delivered) the call runs in a helper thread, started with SIGINT blocked (it and the
     threads it starts leave SIGINT to the main thread), while the main thread waits on a lock,
     which a signal wakes. When the wait raises (KeyboardInterrupt, or what the SIGINT handler
-    raises), `stop()` is called every STOP_POLL_S until `work` has ended (a `stop` that came
-    before the work began may be lost), and the interrupt is raised. Elsewhere (another
+    raises), `stop()` is called every STOP_POLL_S until `work` has ended (once may not be
+    enough: CP-SAT forgets a stop that came before its search began), and the interrupt is
+    raised. Elsewhere (another
     thread) `work` runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         return work()
@@ -101,7 +102,9 @@ def interruptible(work: Callable[[], T], stop: Callable[[], object]) -> T:
         done.acquire()
     except BaseException:
         stop()
-        while not done.acquire(timeout=STOP_POLL_S):
+        # `outcome` is filled before the lock is released: a Ctrl-C taken just after the wait
+        # succeeded must not wait for a release that already came.
+        while not outcome and not done.acquire(timeout=STOP_POLL_S):
             stop()
         raise
     ok, value = outcome[0]
