@@ -173,3 +173,30 @@ def test_interruptible_returns_and_raises_what_the_work_does() -> None:
     assert interruptible(lambda: 42, lambda: None) == 42
     with pytest.raises(ZeroDivisionError):
         interruptible(lambda: 1 / 0, lambda: None)
+
+
+def test_a_ctrl_c_another_thread_took_still_stops_the_work(sigint_handled) -> None:
+    """The kernel may hand SIGINT to any thread that does not block it: the waiting main
+    thread must still run Python's handler, and soon."""
+    ready, release = threading.Event(), threading.Event()
+
+    def bystander() -> None:
+        ready.set()
+        release.wait(30)
+
+    other = threading.Thread(target=bystander, daemon=True)
+    other.start()
+    ready.wait()
+    stopped = threading.Event()
+
+    def work() -> str:
+        signal.pthread_kill(other.ident, signal.SIGINT)
+        return "stopped" if stopped.wait(10) else "ran to its end"
+
+    start = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            interruptible(work, stopped.set)
+    finally:
+        release.set()
+    assert stopped.is_set() and time.perf_counter() - start < 2

@@ -66,14 +66,13 @@ def interruptible(work: Callable[[], T], stop: Callable[[], object]) -> T:
 
     For calls into native code that hold the GIL released and do not return to Python for a
     long time (CP-SAT's Solve): Python runs a signal handler only when the main thread is back
-    in Python, so a Ctrl-C would wait for the call to end. In the main thread (where SIGINT
-    is delivered) the call runs in a helper thread, started with SIGINT blocked (it and the
-    threads it starts leave SIGINT to the main thread), while the main thread waits on a lock,
-    which a signal wakes. When the wait raises (KeyboardInterrupt, or what the SIGINT handler
-    raises), `stop()` is called every STOP_POLL_S until `work` has ended (once may not be
-    enough: CP-SAT forgets a stop that came before its search began), and the interrupt is
-    raised. Elsewhere (another
-    thread) `work` runs as it is."""
+    in Python, so a Ctrl-C would wait for the call to end. In the main thread (where Python
+    runs signal handlers) the call runs in a helper thread, started with SIGINT blocked (it
+    and the threads it starts leave SIGINT to the others), while the main thread waits on a
+    lock, waking every STOP_POLL_S. When the wait raises (KeyboardInterrupt, or what the
+    SIGINT handler raises), `stop()` is called every STOP_POLL_S until `work` has ended (once
+    may not be enough: CP-SAT forgets a stop that came before its search began), and the
+    interrupt is raised. Elsewhere (another thread) `work` runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         return work()
     done = _thread.allocate_lock()
@@ -88,24 +87,30 @@ def interruptible(work: Callable[[], T], stop: Callable[[], object]) -> T:
         finally:
             done.release()
 
-    helper = threading.Thread(target=run, name="ws-solver-interruptible", daemon=True)
+    # A raw thread: starting it runs no Python code that a Ctrl-C could interrupt halfway.
+    # SIGINT is blocked meanwhile, but another thread of the process may take it and Python
+    # then runs the handler here all the same: a KeyboardInterrupt right after the start.
     mask = _block_sigint()
     try:
-        helper.start()  # no Ctrl-C taken while it starts
+        _thread.start_new_thread(run, ())
+    except RuntimeError:  # no thread: nothing to stop
+        _restore(mask)
+        raise
     except BaseException:
         _restore(mask)
+        _stop_until_done(stop, done, outcome)
         raise
     try:
         _restore(mask)  # a Ctrl-C that came meanwhile is taken here
         # A raw lock: a signal handler that raises while the main thread waits on it leaves
         # nothing half-held (unlike a Condition's, whose lock the helper would then need).
-        done.acquire()
+        # The kernel may hand SIGINT to another thread of the process (one the caller
+        # started, with SIGINT not blocked), which leaves this wait asleep: it wakes every
+        # STOP_POLL_S so that Python runs the handler anyway.
+        while not done.acquire(timeout=STOP_POLL_S):
+            pass
     except BaseException:
-        stop()
-        # `outcome` is filled before the lock is released: a Ctrl-C taken just after the wait
-        # succeeded must not wait for a release that already came.
-        while not outcome and not done.acquire(timeout=STOP_POLL_S):
-            stop()
+        _stop_until_done(stop, done, outcome)
         raise
     ok, value = outcome[0]
     if not ok:
@@ -114,6 +119,14 @@ def interruptible(work: Callable[[], T], stop: Callable[[], object]) -> T:
 
 
 STOP_POLL_S = 0.05
+
+
+def _stop_until_done(stop: Callable[[], object], done, outcome: list) -> None:
+    """`stop()` until the work has ended. `outcome` is filled before `done` is released: a
+    Ctrl-C taken just after the wait succeeded must not wait for a release that came."""
+    stop()
+    while not outcome and not done.acquire(timeout=STOP_POLL_S):
+        stop()
 
 
 def _block_sigint():
