@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,17 @@ def run_ws_solver(
         env=full,
         timeout=timeout,
     )
+
+
+@pytest.fixture
+def sigint_handled():
+    """Python's own SIGINT handler (KeyboardInterrupt) for a test that sends SIGINT to itself
+    or to a command it starts, put back after: a run in the background (`make test &`,
+    `nohup`) inherits SIGINT ignored, which its children would inherit too (an ignored
+    signal stays ignored across exec; a handled one is reset to the default)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(scope="session")

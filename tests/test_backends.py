@@ -99,6 +99,7 @@ def test_a_loop_that_keeps_failing_is_reported_and_the_rest_kept(small: Path, re
 
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])  # in this process (CP-SAT must not eat SIGINT)
+@pytest.mark.usefixtures("sigint_handled")  # the command must not inherit it ignored
 def test_interrupted_run_leaves_no_output_and_the_cache_keeps_what_finished(
     jobs: str, small: Path, tmp_path: Path, tmp_path_factory
 ) -> None:

@@ -101,7 +101,10 @@ NOBODY = 65534
 
 def _run_as(user: int | None, argv: list[str], stderr: Path) -> int:
     """`ws-solver ARGV` in a forked child (as `user` when given: this Python stays
-    reachable, unlike a fresh one under root's home); its exit status."""
+    reachable, unlike a fresh one under root's home); its exit status. The command is
+    imported here, before the fork: `user` may not read the standard library's folder."""
+    from ws_solver.cli import main
+
     pid = os.fork()
     if pid == 0:  # pragma: no cover (the child)
         code = 3
@@ -111,8 +114,6 @@ def _run_as(user: int | None, argv: list[str], stderr: Path) -> int:
                 os.setgroups([])
                 os.setgid(user)
                 os.setuid(user)
-            from ws_solver.cli import main
-
             code = main(argv)
         finally:
             sys.stderr.flush()

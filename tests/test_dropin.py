@@ -185,8 +185,8 @@ def test_corpus_kernel_compiles_under_every_strategy(matrix, job) -> None:
     assert report["strategy_asked"] == strategy
     used = report["strategy_used"]
     assert used in wst.FALLBACKS[strategy], report["fallbacks"]
-    if strategy == "none":
-        assert used == "none" and not result["ttgir_ws"]
+    assert_used_as_asked(strategy, report)
+    assert strategy != "none" or not result["ttgir_ws"]
     if kernel == "row_reduce":
         assert not result["ttgir_ws"], "the row reduction must compile without specialization"
     if used == "triton":
@@ -197,6 +197,23 @@ def test_corpus_kernel_compiles_under_every_strategy(matrix, job) -> None:
         for loop, op in zip(specialized, result["ws_ops"], strict=True):
             # default region + one region per further partition
             assert op["partitions"] == len(loop["partitions"]) >= 2
+
+
+def assert_used_as_asked(strategy: str, report: dict) -> None:
+    """No fallback (this passed when every kernel fell back) and the strategy asked for is
+    used, but where the decision check kept the other decision or Triton's partition of ours
+    (its `decision`: sm_100's unmeasured target; a plan that spills), or `triton` falls back
+    to `none` as Triton's partitioner fails (3.6: most GEMMs, row_reduce; 3.9: sm_90 attention)."""
+    used, fallbacks = report["strategy_used"], report["fallbacks"]
+    if strategy == "triton" and used == "none":
+        [fallback] = fallbacks  # Triton's partitioner failed
+        assert "PassManager::run failed" in fallback["reason"], fallbacks
+        return
+    assert fallbacks == [], f"{strategy} fell back: {fallbacks}"
+    if used != strategy:
+        assert strategy in ("optimal", "heuristic"), f"{strategy} compiled as {used}"
+        kept = (decision := report.get("decision") or {}).get("kept")  # "unspecialized": none
+        assert used == ("none" if kept == "unspecialized" else kept), f"{used}: {decision}"
 
 
 # -- stub plans, in process -------------------------------------------------------------------

@@ -11,6 +11,9 @@ import pytest
 from ws_solver.backends.base import Backend
 from ws_solver.core.interrupts import deferred_interrupts
 
+# Each test sends a real SIGINT: Python's handler, whatever the run inherited.
+pytestmark = pytest.mark.usefixtures("sigint_handled")
+
 
 def ctrl_c() -> None:
     os.kill(os.getpid(), signal.SIGINT)  # the handler runs before kill returns to Python

@@ -16,9 +16,10 @@ pytestmark = pytest.mark.slow  # mutates every corpus file many times
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((REPO_ROOT / "corpus" / "ttgir").glob("*.ttgir"))
 DATA = Path(__file__).parent / "data"
-# The prototype dumps where present, the hand-written sample, and IR after make_ttgir.
-EXTRA = sorted(Path("/tmp/proto").glob("*.ttgir")) + sorted(DATA.glob("*.ttgir"))
-TEXTS = [p.read_text() for p in CORPUS + [p for p in EXTRA if p.exists()]]
+# The hand-written sample and IR after make_ttgir: the repository's files only, so that every
+# machine fuzzes the same inputs (no folder of this machine's, such as /tmp/proto, is read).
+EXTRA = sorted(DATA.glob("*.ttgir"))
+TEXTS = [p.read_text() for p in CORPUS + EXTRA]
 # The smallest texts keep each example cheap; the exhaustive tests below use one of them.
 SMALL = sorted(TEXTS, key=len)[:8]
 
@@ -30,6 +31,11 @@ FUZZ = settings(
 )
 BRACKETS = "{}()[]<>"
 SYNTAX = '{}()[]<>%#^@!"=:,.-> \n\tx0_'
+
+
+def test_the_inputs_are_the_repository_s() -> None:
+    inputs = CORPUS + EXTRA
+    assert inputs and all(p.resolve().is_relative_to(REPO_ROOT) for p in inputs)
 
 
 def _check(text: str) -> None:

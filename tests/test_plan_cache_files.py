@@ -93,7 +93,11 @@ def test_an_untrusted_key_makes_the_cache_unusable(tmp_path: Path, spoil, says: 
     assert says in done.stderr and "plans are not kept" in done.stderr
 
 
-@pytest.mark.parametrize("where", ["a file", "/dev/null", "read-only"])
+# Root (as CI runs) writes into a folder whatever its permission bits say: "read-only" runs
+# only for other users; under a regular file, and /proc, no one can make files.
+@pytest.mark.parametrize(
+    "where", ["a file", "/dev/null", "read-only", "under a file", "/proc (even for root)"]
+)
 def test_a_cache_that_cannot_keep_plans_is_said(tmp_path: Path, where: str) -> None:
     out = tmp_path / "out.ttgir"
     if where == "a file":
@@ -101,9 +105,16 @@ def test_a_cache_that_cannot_keep_plans_is_said(tmp_path: Path, where: str) -> N
         cache.write_text("")
     elif where == "/dev/null":
         cache = Path("/dev/null")
+    elif where == "under a file":
+        (tmp_path / "file").write_text("")
+        cache = tmp_path / "file" / "plans"
+    elif where.startswith("/proc"):
+        cache = Path("/proc")
+        if not cache.is_dir():
+            pytest.skip("no /proc here")
     else:
         if os.geteuid() == 0:
-            pytest.skip("root writes a read-only folder")
+            pytest.skip("root writes a read-only folder (the two cases after it run as root)")
         cache = tmp_path / "plans"
         cache.mkdir(mode=0o555)
     done = again(cache, out)

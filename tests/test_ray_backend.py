@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -129,6 +132,7 @@ def test_cli_on_a_cluster_address(cluster, small: Path, reference: dict, tmp_pat
     assert "ray backend: 4 tasks on " in stdout and "0 failed after retries" in stdout
 
 
+@pytest.mark.usefixtures("sigint_handled")  # the command must not inherit it ignored
 def test_interrupted_cluster_run_leaves_no_output(cluster, small, tmp_path, tmp_path_factory):
     """Also: the plan cache folder reaches the workers ($WS_SOLVER_CACHE_DIR goes with the
     job), so a re-run reuses the loops that finished before the interruption."""
@@ -158,3 +162,49 @@ def test_sweep_compiles_as_ray_tasks(cluster, tmp_path) -> None:
             assert "error" not in record, record
             record.pop("compile_s")
     assert there == here and len(here) == 2
+
+
+def session_processes(session: int) -> list[tuple[str, str]]:
+    """(pid, title) of the live processes of `session` and of the reaper started for its
+    driver (the driver's pid is the session's id; the reaper runs in a session of its own)."""
+    out = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,sid=,stat=,args="], capture_output=True, text=True
+    )
+    found = []
+    for line in out.stdout.splitlines():
+        pid, sid, stat, args = line.split(None, 3)
+        reaper = "reaper.py" in args and args.endswith(f" {session}")
+        if (sid == str(session) or reaper) and not stat.startswith("Z"):
+            found.append((pid, args))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the reaper reads /proc (Linux)")
+def test_a_killed_driver_leaves_no_ray_process(tmp_path: Path) -> None:
+    """SIGKILL of a driver that started its own Ray instance: within seconds none of the
+    instance's processes runs (they lived on for over a minute: issue 50, row 14)."""
+    long_search = Path(__file__).resolve().parent / "data" / "scale" / "attn_fwd.u4.sm100.ttgir"
+    argv = ["compare", long_search, "--backend", "ray", "--jobs", "1", "--time-limit", "60"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ws_solver", *map(str, argv), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,  # its session: the Ray processes it starts
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(t.startswith("ray::run_one") for _, t in session_processes(process.pid)):
+            assert process.poll() is None, "the run ended before its task started"
+            assert time.monotonic() < deadline, session_processes(process.pid)
+            time.sleep(0.2)
+    finally:
+        process.kill()
+        process.wait()
+    killed = time.monotonic()
+    while (left := session_processes(process.pid)) and time.monotonic() - killed < 60:
+        time.sleep(0.2)
+    seconds = time.monotonic() - killed
+    assert not left, f"still running {seconds:.0f} s after the driver was killed: {left}"
+    assert seconds < 5, f"the last one ended {seconds:.1f} s after the driver was killed"

@@ -1,5 +1,6 @@
 """The Ray backend: each task a Ray task (`num_cpus`, `num_gpus` as asked), on the cluster at
-an address, or on a private local Ray instance started for the run.
+an address, or on a private local Ray instance started for the run (whose processes a
+`reaper` ends should this process be killed).
 
 Ray's own retries are off (`max_retries=0`): `Backend.map` retries, the same way as the local
 backend, so that a task's attempts and last reason are known and reported."""
@@ -12,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import reaper
 from .base import RAY_EXTRA, Backend, BackendError, one_line, run_one
 
 # Passed on to the workers when set, so that they share the driver's plan cache folder
@@ -42,6 +44,7 @@ class RayBackend(Backend):
         self.jobs = jobs
         self.owned = False
         self.remotes: dict[tuple[float, float], Any] = {}
+        self.reaper = None
         if ray.is_initialized():
             return
         address = address or os.environ.get("RAY_ADDRESS") or None
@@ -50,6 +53,8 @@ class RayBackend(Backend):
             if address:
                 ray.init(address=address, runtime_env=_job_env(ship, upload=True), **quiet)
             else:
+                # Ends what the instance leaves behind should this process be killed.
+                self.reaper = reaper.start(os.getpid())
                 ray.init(
                     address="local",
                     num_cpus=jobs or os.cpu_count() or 1,
@@ -58,6 +63,7 @@ class RayBackend(Backend):
                     **quiet,
                 )
         except Exception as e:
+            reaper.stop(self.reaper)
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
             raise BackendError(f"cannot start or reach {where}: {one_line(e)}") from None
         self.owned = True
@@ -109,6 +115,8 @@ class RayBackend(Backend):
         if self.owned:
             self.ray.shutdown()
             self.owned = False
+        reaper.stop(self.reaper)
+        self.reaper = None
 
 
 def _job_env(ship: tuple, upload: bool) -> dict:

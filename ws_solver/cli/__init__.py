@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from .. import __version__
 from ..core.envvars import VARIABLE
 from ..triton.toolchain.versions import UnsupportedTritonVersion
 from . import compare, corpus, demo, explain, explore, graph, partition, reports, tune
 from .common import PROG, CliError, report, resource_failure
+from .files import check_stdout, discard_stdout, is_stdout
 
 COMMANDS = [graph, partition, compare, explore, explain, demo, corpus, tune, reports]
 
@@ -48,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The commands whose result goes to stdout only without -o; the others always print there.
+OUTPUT_OPTION_COMMANDS = ("graph", "partition", "explain")
+
+
+def uses_stdout(args: argparse.Namespace) -> bool:
+    """Whether the command writes to stdout (then it must be open before any work)."""
+    if args.command in OUTPUT_OPTION_COMMANDS:
+        return is_stdout(args.output)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `ws-solver` with `argv` (default: the process arguments); returns the exit status.
     The commands choose their strategies themselves: $WS_SOLVER (docs/torch-compile.md) is
@@ -55,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop(VARIABLE, None)
     args = build_parser().parse_args(argv)
     try:
+        if uses_stdout(args):
+            check_stdout()  # before any work, as every output file is
         return args.run(args)
     except CliError as e:
         report(e.message)
@@ -65,11 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         report("interrupted")
         return 130
-    except BrokenPipeError:
-        # The reader went away (`ws-solver ... | head`): stop quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except BrokenPipeError as e:  # a reader gone, past `files.write_bytes` (which says so)
+        discard_stdout()
+        report(f"cannot write: {e.strerror or e}")
+        return 2
     except Exception as e:
         if os.environ.get(DEBUG_ENV):
             raise

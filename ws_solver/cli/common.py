@@ -7,6 +7,7 @@ Failures meant for the user are `CliError`s: `main` prints them as one line on s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +37,13 @@ from ..pipeline.inputs import (  # noqa: F401 (for the commands)
 )
 from . import files
 from .errors import CliError
-from .files import check_distinct, check_output, write_bytes  # noqa: F401 (for the commands)
+from .files import (  # noqa: F401 (for the commands)
+    check_distinct,
+    check_folder,
+    check_output,
+    check_stdout,
+    write_bytes,
+)
 
 PROG = "ws-solver"
 
@@ -62,7 +69,17 @@ def exit_status_epilog(*codes: int) -> str:
 
 def report(message: str) -> None:
     """One line on stderr, prefixed with the program name."""
-    print(f"{PROG}: {' '.join(message.splitlines())}", file=sys.stderr, flush=True)
+    say(f"{PROG}: {' '.join(message.splitlines())}")
+
+
+def say(line: str) -> None:
+    """`line` on stderr, if it can take it: a closed or broken stderr (no one to tell) must
+    not turn a run whose result went out into a failure. (With stderr closed at start,
+    sys.stderr is None, and `print(file=None)` would write to stdout, into the result.)"""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def find_ttgir(paths: list[str]) -> tuple[list[Path], list[str]]:

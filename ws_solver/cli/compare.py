@@ -29,6 +29,7 @@ from .common import (
     exit_status_epilog,
     report,
     report_plan_cache,
+    say,
     solve_options,
     triton_version,
     write_output,
@@ -202,7 +203,7 @@ class Progress:
         self.done = 0
         self.enabled = enabled and total > 0
         self.bar = None
-        if self.enabled and sys.stderr.isatty():
+        if self.enabled and sys.stderr is not None and sys.stderr.isatty():
             try:
                 from rich.console import Console
                 from rich.progress import (
@@ -243,7 +244,7 @@ class Progress:
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=line)
         else:
-            print(f"[{self.done}/{self.total}] {line}", file=sys.stderr, flush=True)
+            say(f"[{self.done}/{self.total}] {line}")
 
 
 def _progress_text(outcome: dict) -> str:

@@ -14,6 +14,7 @@ from ..core.bundled import corpus_path, packaged_corpus  # noqa: F401 (tests)
 from ..core.options import SURVEY_TIME_LIMIT
 from ..model.lowering_facts import DEFAULT_TRITON
 from ..report import compare as cmp
+from . import files
 from .common import (
     CORPUS_EXIT_HELP,
     DETERMINISTIC_HELP,
@@ -144,8 +145,9 @@ def check_folder(out: Path) -> None:
     if out.exists():
         if not out.is_dir():
             raise CliError(f"{out}: not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise CliError(f"{out}: cannot write: permission denied")
+        why = files.unwritable_folder(out)
+        if why:
+            raise CliError(f"{out}: cannot write: {why}")
         for name in FILES:
             check_output(str(out / name))
         return
@@ -154,8 +156,9 @@ def check_folder(out: Path) -> None:
         parent = parent.parent
     if not parent.is_dir():
         raise CliError(f"{out}: cannot make the folder: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(f"{out}: cannot make the folder in {parent}: permission denied")
+    why = files.unwritable_folder(parent)
+    if why:
+        raise CliError(f"{out}: cannot make the folder in {parent}: {why}")
 
 
 def _written_through(path: Path) -> bool:

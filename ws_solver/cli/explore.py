@@ -18,6 +18,7 @@ from .common import (
     CliError,
     add_file_command,
     add_planning_arguments,
+    check_folder,
     exit_status_epilog,
     planning_input,
     positive_int,
@@ -98,8 +99,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out_dir is not None and not Path(args.out_dir).is_dir():
-        raise CliError(f"{args.out_dir}: cannot write: no such directory")
+    if args.out_dir is not None:  # before any solving, as --json is
+        names = [f"{Path(args.input).stem}.explore-{rank}.ttgir" for rank in range(args.k)]
+        check_folder(args.out_dir, names)
     given = planning_input(args, [args.json], wall_clock=False)
     path, options = given.path, given.options
     try:
@@ -122,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
             write_output(
                 module.print(), str(Path(args.out_dir) / f"{path.stem}.explore-{rank}.ttgir")
             )
-    for loop in doc["loops"]:
-        print(plan_lines(str(path), loop))
+    write_output("".join(plan_lines(str(path), loop) + "\n" for loop in doc["loops"]), None)
     if args.out_dir is not None:
         report(f"wrote {count(deepest, 'annotated file')} to {args.out_dir}")
     report_plan_cache(options)

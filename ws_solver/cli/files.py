@@ -10,6 +10,7 @@ or a socket is refused, and so is an output that is also an input or another out
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -30,8 +31,12 @@ def is_stdout(out: str | os.PathLike | None) -> bool:
 
 
 def check_output(out: str | os.PathLike | None) -> None:
-    """Fail before any work when `out` cannot be written under the rules above."""
+    """Fail before any work when `out` cannot be written under the rules above (None: no
+    output; "-": stdout, which must be open)."""
+    if out is None:
+        return
     if is_stdout(out):
+        check_stdout()
         return
     node = _stat(out)
     if node is not None:
@@ -41,8 +46,62 @@ def check_output(out: str | os.PathLike | None) -> None:
     folder = Path(os.path.realpath(out)).parent
     if not folder.is_dir():
         raise CliError(f"{out}: cannot write: no such directory {str(folder)!r}")
+    why = unwritable_folder(folder)
+    if why:
+        raise CliError(f"{out}: cannot write: {why}")
+
+
+def unwritable_folder(folder: str | os.PathLike) -> str:
+    """Why no file can be made in the directory `folder` ("" when one can): found by making
+    (and removing) one, since permission bits do not tell for root, who still cannot write
+    to a read-only mount or to /proc."""
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise CliError(f"{out}: cannot write: permission denied")
+        return "permission denied"
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".ws-solver-probe-")
+    except OSError as e:  # in /proc: ENOENT, though the folder is there
+        return "no file can be made there" if e.errno == errno.ENOENT else e.strerror or str(e)
+    os.close(fd)
+    os.unlink(probe)
+    return ""
+
+
+def check_folder(folder: str | os.PathLike, names: Iterable[str] = ()) -> None:
+    """Fail before any work when the existing directory `folder` cannot take new files, or
+    one of `names` in it cannot be written."""
+    if not os.path.isdir(folder):
+        raise CliError(f"{folder}: cannot write: no such directory")
+    why = unwritable_folder(folder)
+    if why:
+        raise CliError(f"{folder}: cannot write: {why}")
+    for name in names:
+        check_output(os.path.join(folder, name))
+
+
+# -- stdout -----------------------------------------------------------------------------------
+def stdout_closed() -> str:
+    """Why stdout cannot be written at all ("" when it may be): closed (`>&-`: Python then
+    has no sys.stdout) or its descriptor no longer open. A stream without a descriptor (a
+    test's capture) counts as open."""
+    stream = sys.stdout
+    if stream is None:
+        return "closed"
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return "closed" if getattr(stream, "closed", False) else ""
+    try:
+        os.fstat(fd)
+    except OSError as e:
+        return "closed" if e.errno == errno.EBADF else (e.strerror or str(e))
+    return ""
+
+
+def check_stdout() -> None:
+    """Fail before any work when the command's output would go to a closed stdout."""
+    why = stdout_closed()
+    if why:
+        raise CliError(f"stdout: cannot write: {why}")
 
 
 def check_distinct(inputs: Iterable[str | os.PathLike], outputs: Iterable[str | None]) -> None:
@@ -152,8 +211,9 @@ def _write_atomic(real: Path, data: bytes, mode: int, out: str | os.PathLike) ->
 
 
 def _write_stdout(data: bytes) -> None:
-    """Write to stdout; an error other than a closed pipe (a full disk, /dev/full) is a
-    CliError, and what is left in Python's buffer goes nowhere."""
+    """Write to stdout; a failure (closed, a reader gone, a full disk) is a CliError, and
+    what is left in Python's buffer goes nowhere."""
+    check_stdout()
     try:
         stream = getattr(sys.stdout, "buffer", None)
         if stream is None:
@@ -162,14 +222,13 @@ def _write_stdout(data: bytes) -> None:
             sys.stdout.flush()
             stream.write(data)
         sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        _discard_stdout()
-        raise CliError(f"stdout: cannot write: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a stream already closed
+        discard_stdout()
+        why = getattr(e, "strerror", None) or str(e)
+        raise CliError(f"stdout: cannot write: {why}") from None
 
 
-def _discard_stdout() -> None:
+def discard_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -10,7 +10,14 @@ from dataclasses import asdict, replace
 
 from ..report.reports import render
 from ..triton.dropin import reportlog
-from .common import EXIT_BAD_INPUT, EXIT_OK, CliError, add_command, exit_status_epilog
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    CliError,
+    add_command,
+    exit_status_epilog,
+    write_output,
+)
 
 DESCRIPTION = """\
 Read a compile log and show one row per kernel compile: the process (pid), the kernel and
@@ -66,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         rows = tuple(r for r in summary.rows if fnmatch.fnmatchcase(r.kernel, args.kernel))
         summary = replace(summary, rows=rows)
     if args.json:
-        print(json.dumps(asdict(summary), indent=2, sort_keys=True))
+        write_output(json.dumps(asdict(summary), indent=2, sort_keys=True) + "\n", None)
     else:
-        print(render(args.input, summary), end="")
+        write_output(render(args.input, summary), None)
     return EXIT_OK

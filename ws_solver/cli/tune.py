@@ -36,10 +36,12 @@ from .common import (
     CliError,
     add_command,
     add_solver_arguments,
+    check_folder,
     positive_float,
     positive_int,
     report,
     solve_options,
+    write_output,
 )
 from .demo import write_folder
 
@@ -126,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise CliError(f"{out}: cannot write: {e.strerror or e}") from None
+    check_folder(out, ("tune.json", "tune.md"))  # before any tuning
     env = environment()
     cores = usable_cores()
     if args.jobs > cores:
@@ -147,8 +150,8 @@ def run(args: argparse.Namespace) -> int:
                 "tune.md": render.to_markdown(document).encode(),
             },
         )
-    print(render.summary_line(document["summary"]))
-    print(f"report folder: {out.resolve()}")
+    summary = render.summary_line(document["summary"])
+    write_output(f"{summary}\nreport folder: {out.resolve()}\n", None)
     return EXIT_SOME_FAILED if any(r.get("error") for r in results) else EXIT_OK
 
 
@@ -287,7 +290,7 @@ def compile_only(kernels: ModuleType, kernel: str, config: str, args: argparse.N
     start = time.perf_counter()
     with standing_in(module, recorder):
         module.launch(cfg, inputs)
-    print(json.dumps({"compile_s": round(time.perf_counter() - start, 2)}))
+    write_output(json.dumps({"compile_s": round(time.perf_counter() - start, 2)}) + "\n", None)
     return EXIT_OK
 
 

@@ -18,6 +18,7 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
+from ..core.interrupts import interruptible
 from ..core.options import SolverBudget
 from .variables import Encoding
 
@@ -93,4 +94,4 @@ def _lower(
     model.minimize(ii)
     solver = cp_model.CpSolver()
     configure(solver, budget)
-    return solver, solver.solve(model)
+    return solver, interruptible(lambda: solver.solve(model), solver.stop_search)

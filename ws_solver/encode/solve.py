@@ -15,6 +15,7 @@ from time import perf_counter
 from ortools.sat.python import cp_model
 
 from ..core.clock import OutOfTime
+from ..core.interrupts import interruptible
 from ..core.options import DEFAULT_BUDGET, SolverBudget
 from ..core.strategy import Strategy
 from ..heuristic import partition as heuristic_partition
@@ -128,6 +129,13 @@ def solver_parameters(
         params.subsolvers.extend(subsolvers)
 
 
+def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None):
+    """`solver.solve(model, callback)`, stopped (`stop_search`) by a Ctrl-C, which is then
+    raised: CP-SAT holds the main thread in native code, where Python's handler cannot run
+    (`core.interrupts.interruptible`). A cut-short search never passes for a result."""
+    return interruptible(lambda: solver.solve(model, callback), solver.stop_search)
+
+
 def subsolvers_for(target: Target, refuting: bool = False) -> tuple[str, ...]:
     """CP-SAT's full-problem subsolvers for models of `target`, to optimize or to refute
     (see SUBSOLVERS)."""
@@ -164,7 +172,7 @@ def fixed_plan_objective(enc: Encoding, plan: Plan) -> int | None:
         model.add(model.get_int_var_from_proto_index(var.index) == value)
     solver = cp_model.CpSolver()
     solver_parameters(solver, None)
-    status = solver.solve(model)
+    status = run_solver(solver, model)
     return int(solver.value(enc.objective)) if status == cp_model.OPTIMAL else None
 
 
@@ -239,7 +247,7 @@ def search(
     rest = max(time_limit - spent, (1 - FIRST_PHASE_SHARE) * time_limit)
     solver_parameters(second, budget.limited(rest), subsolvers_for(enc.target))
     if deadline.left() > 0:
-        status = second.solve(model)
+        status = run_solver(second, model)
         spent += second.deterministic_time
         stopped = first.stopped_by or _stopped_by(second, status, rest)
     else:  # CP-SAT would still load (and presolve) the model: 0.3 s at 2,700 ops
@@ -339,7 +347,7 @@ def _minimize_ii(enc: Encoding, budget: SolverBudget):
     solver_parameters(solver, budget, subsolvers_for(enc.target))
     enc.model.minimize(enc.ii)
     first = _FirstSolution()
-    status = solver.solve(enc.model, first)
+    status = run_solver(solver, enc.model, first)
     return solver, status, first.at
 
 
@@ -351,7 +359,7 @@ def refute_ii(enc: Encoding, least: int, budget: SolverBudget):
     enc.model.add(enc.ii < least)
     solver = cp_model.CpSolver()
     solver_parameters(solver, budget, subsolvers_for(enc.target, refuting=True))
-    return solver.solve(enc.model), solver
+    return run_solver(solver, enc.model), solver
 
 
 def proof_encoding(enc: Encoding) -> Encoding:
@@ -543,7 +551,7 @@ def infeasible_groups(
         enc.model.add_assumptions([enc.guards[g] for g in groups])
         solver = cp_model.CpSolver()
         solver_parameters(solver, one_worker, subsolvers=None)  # a plain (default) search
-        if solver.solve(enc.model) != cp_model.INFEASIBLE:
+        if run_solver(solver, enc.model) != cp_model.INFEASIBLE:
             return None
         found = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()]
         return sorted(set(found), key=LIMIT_GROUPS.index)
