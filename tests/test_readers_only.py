@@ -26,6 +26,12 @@ ALLOWED = {
     ("ws_solver/triton/dropin/records.py", "json.loads(r.plan.to_json())"): (
         "a plan's JSON made in memory a line before, no file"
     ),
+    ("ws_solver/backends/reaper.py", "(PROC / entry / 'stat').read_text()"): (
+        "the kernel's own /proc entries (size 0 on stat, so no size cap applies), polled"
+    ),
+    ("ws_solver/backends/reaper.py", "(PROC / str(pid) / 'cmdline').read_bytes()"): (
+        "the kernel's own /proc entries, polled to find a killed driver's Ray processes"
+    ),
 }
 
 WRITE_MODES = set("wax+")
