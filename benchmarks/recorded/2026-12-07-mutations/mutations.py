@@ -58,6 +58,23 @@ MUTATIONS = (
         "                chosen = self._choose(strategy, part_text, len(sites))\n",
         ("tests/test_dropin.py", "-k", "corpus_kernel_compiles"),
     ),
+    # Issue 50, item 9b: the same-decision guard on Triton's partition in settle() dropped
+    # (189 tests passed it); test_tritons_partition_of_the_other_decision_is_not_taken.
+    Mutation(
+        "decision check: Triton's partition of the other decision taken",
+        "ws_solver/triton/dropin/decision_check.py",
+        "if theirs_built.specialized == chosen_built.specialized and better(",
+        "if better(",
+        ("tests/test_decision_check.py",),
+    ),
+    # Issue 48: stock's kernel never kept by the spill check.
+    Mutation(
+        "decision check: stock's kernel not a candidate of the spill check",
+        "ws_solver/triton/dropin/decision_check.py",
+        "if relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built):",
+        "if False:",
+        ("tests/test_decision_check.py",),
+    ),
 )
 
 
