@@ -54,7 +54,7 @@ OUTPUT_OPTION_COMMANDS = ("graph", "partition", "explain")
 
 def uses_stdout(args: argparse.Namespace) -> bool:
     """Whether the command writes to stdout (then it must be open before any work)."""
-    if args.command in OUTPUT_OPTION_COMMANDS:
+    if getattr(args, "command", None) in OUTPUT_OPTION_COMMANDS:
         return is_stdout(args.output)
     return True
 
