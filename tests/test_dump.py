@@ -59,7 +59,13 @@ def test_a_compile_dumps_what_the_cli_takes(tmp_path) -> None:
     )
     assert run.returncode == 0, run.stderr
     cli = json.loads((tmp_path / "p.json").read_text())
+    # The CLI and the drop-in say the same thing about the same loop (the decision check
+    # kept this plan: `measured target`), or the report says what decided otherwise.
     assert [loop["ii"] for loop in cli["loops"]] == [loop["ii"] for loop in report["loops"]]
+    assert [loop["reason"] for loop in cli["loops"]] == [r["reason"] for r in report["loops"]]
+    assert [loop["specialized"] for loop in cli["loops"]] == [
+        r["specialized"] for r in report["loops"]
+    ]
 
 
 def test_the_dump_folder_is_checked_where_it_is_named(tmp_path) -> None:
