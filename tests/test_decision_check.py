@@ -64,12 +64,27 @@ def test_sm100_stock_failure_keeps_ours_and_never_flips():
     assert flipped == []
 
 
-def test_sm90_decision_stands_when_nothing_spills():
+def test_sm90_decision_stands_when_nothing_spills_and_stock_is_not_built():
+    """On a measured target stock's build weighs only when ours fails or spills: here it is
+    never asked for (one ptxas run less per compile), and the record says so."""
     ours = candidate("optimal", False)
-    settled, flipped = run(ours, candidate("x", True), SM90, {"optimal": ok(False)}, ok(True))
+    asked = []
+
+    def stock() -> Built:
+        asked.append(1)
+        return ok(True)
+
+    settled = settle(ours, SM90, lambda c: candidate("x", True), lambda c: ok(False), stock)
     assert settled.candidate is ours and settled.record["rule"] == "measured target"
+    assert settled.record["stock"]["status"] == "not built" and asked == []
+
+
+def test_sm90_stock_is_built_when_ours_spills():
+    ours, other = candidate("optimal", False), candidate("heuristic, forced", True)
+    builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True, SPILLING)}
+    settled, _ = run(ours, other, SM90, builds, stock=ok(True))
     assert settled.record["stock"]["specialized"] is True
-    assert flipped == []
+    assert settled.record["rule"] == "spill check: stock"
 
 
 def test_spilling_choice_gives_way_to_the_other_decision():

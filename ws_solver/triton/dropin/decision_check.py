@@ -5,11 +5,13 @@ checked here, each by building the kernel in the lowering guard's child process 
 ptxas, `guard_server.probe_binary` and `probe_stock`):
 
 1. **Stock Triton's decision.** What Triton would build for the same kernel without
-   ws_solver: specialized or not, or a failure. Every report names it. On a target whose
-   rates were never checked on silicon (`Target.measured`), ws_solver's decision does not
-   reverse stock's without evidence (`model.decision.reversal`): stock fails or spills, or
-   the modeled gain is above that target's margin. Otherwise the kernel takes stock's
-   decision, with ws_solver's plan inside it.
+   ws_solver: specialized or not, or a failure. On a target whose rates were never checked
+   on silicon (`Target.measured`), ws_solver's decision does not reverse stock's without
+   evidence (`model.decision.reversal`): stock fails or spills, or the modeled gain is above
+   that target's margin. Otherwise the kernel takes stock's decision, with ws_solver's plan
+   inside it. On a measured target stock's kernel is built only where a rule weighs it (ours
+   fails or spills): elsewhere the record says `not built`, and the compile saves a ptxas
+   run (issue 49).
 2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
    kept when it spills at most half as many bytes (`relieves`; none at all, the case the
    check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
@@ -166,12 +168,20 @@ def settle(
     """Keep `ours` or the other decision (`flip(ours)`), as the module docstring says;
     `triton`: Triton's own partitioner's candidate, tried when a specialized plan of ours
     spills and stock's specialized kernel spills less."""
-    stock_built = stock()
     ours_built = build(ours)
-    record: dict = {"stock": stock_built.to_dict(), "ours": {"plan": ours.label}}
-    record["ours"].update(ours_built.to_dict())
+    record: dict = {"ours": {"plan": ours.label, **ours_built.to_dict()}}
+    built_stock: list[Built] = []
+
+    def the_stock() -> Built:
+        """Stock's build, asked for only where a rule weighs it (a ptxas run saved else)."""
+        if not built_stock:
+            built_stock.append(stock())
+            record["stock"] = built_stock[0].to_dict()
+        return built_stock[0]
+
     if not ours_built.ok:
         why = ours_built.reason or "no binary built"
+        stock_built = the_stock()
         if ours_built.status in FAILED and stock_built.ok:
             evidence = f"{ours.label} not built ({why}); stock's kernel {_built(stock_built)}"
             return _stock(record, stock_built, "stock: ours not built", evidence)
@@ -191,19 +201,24 @@ def settle(
         return other, other_built
 
     ours_specialized = bool(ours_built.specialized)
-    stock_failure = "" if stock_built.status in ("ok", "unavailable") else stock_built.reason
-    known = stock_built.specialized if stock_built.ok else None
-    gain = None
-    if not target.measured and known is not None and known != ours_specialized:
-        gain = modeled_gain(ours, the_other()[0])
-    decision = reversal(
-        target.measured,
-        ours_specialized,
-        known,
-        stock_failure=stock_failure or "",
-        stock_spills_more=stock_built.ok and better(stock_built, ours_built),
-        modeled_gain=gain,
-    )
+    known: bool | None = None
+    if target.measured:  # the model's decision stands; stock weighs only if ours spills
+        decision = reversal(True, ours_specialized, None)
+    else:
+        stock_built = the_stock()
+        stock_failure = "" if stock_built.status in ("ok", "unavailable") else stock_built.reason
+        known = stock_built.specialized if stock_built.ok else None
+        gain = None
+        if known is not None and known != ours_specialized:
+            gain = modeled_gain(ours, the_other()[0])
+        decision = reversal(
+            False,
+            ours_specialized,
+            known,
+            stock_failure=stock_failure or "",
+            stock_spills_more=stock_built.ok and better(stock_built, ours_built),
+            modeled_gain=gain,
+        )
     chosen, chosen_built = ours, ours_built
     if not decision.keep_ours:
         alt, alt_built = the_other()
@@ -215,7 +230,7 @@ def settle(
     if (
         chosen_built.spills
         and triton is not None
-        and _stock_does_better(chosen, chosen_built, stock_built)
+        and _stock_does_better(chosen, chosen_built, the_stock())
     ):
         # Stock's own partition of the same decision does not spill: try Triton's partitioner
         # before giving up the decision (sm_100 persistent GEMMs: the forced heuristic plan
@@ -228,6 +243,7 @@ def settle(
         ):
             chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
+        stock_built = the_stock()
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
         evidence = f"ptxas: {chosen.label} {_built(chosen_built)}; {alt.label} {_built(alt_built)}"
         if relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built):
@@ -237,12 +253,16 @@ def settle(
         if relieves(chosen_built, alt_built):
             record |= {"rule": "spill check", "evidence": evidence}
             chosen = alt
+    record.setdefault("stock", dict(NOT_BUILT))
     record["kept"] = chosen.label
     record["specialized"] = chosen.specialized
     return Settled(chosen, record)
 
 
 FAILED = ("error", "crash", "hang")  # the guard's verdicts on a build that did not come out
+# The record of a stock build no rule needed: ours built without a spill on a target whose
+# rates were measured, where stock's decision does not weigh (issue 49: one ptxas run less).
+NOT_BUILT = {"status": "not built", "reason": "not needed: ours built without a spill"}
 
 
 def _built(built: Built) -> str:

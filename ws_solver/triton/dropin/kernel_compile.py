@@ -28,6 +28,7 @@ from ..rewrites.chain import (
 )
 from ..toolchain import make_ttgir as tpipe
 from ..toolchain import versions
+from ..toolchain.binary_usage import cubin_key
 from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
 from . import dump, records
@@ -159,8 +160,11 @@ class KernelCompile:
         self.part_text = part_text
         sites = records.loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
-            if chain and self._checks_decision(chain[0]):
-                self._start_stock()  # stock's build in the guard's child while we partition
+            if chain and self._checks_decision(chain[0]) and not self._target().measured:
+                # Stock's decision weighs on an unmeasured target: its build runs in the
+                # guard's child while we partition (on a measured one only a spill or a
+                # failure of ours asks for it, decision_check.settle).
+                self._start_stock()
             for strategy in chain:
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
@@ -529,6 +533,12 @@ class KernelCompile:
 
     def _cubin(self, src: Any, metadata: dict) -> Any:
         assert self.stock_cubin is not None
+        reused = self._assembled(src)
+        if reused is not None:
+            assert self.report is not None
+            self.report.notes.append("ptxas run once: the decision check's cubin of this PTX")
+            metadata["ws_solver"] = self.report.to_dict()
+            return reused
         if self.unreleased_ptx is None:
             return self.stock_cubin(src, metadata)
         try:
@@ -540,6 +550,16 @@ class KernelCompile:
             )
             metadata["ws_solver"] = self.report.to_dict()
             return self.stock_cubin(self.unreleased_ptx, metadata)
+
+    def _assembled(self, ptx: Any) -> bytes | None:
+        """The cubin the decision check's build already assembled from this very PTX (same
+        options, knobs and ptxas): ptxas is not run twice (issue 49)."""
+        if self.report is None or not isinstance(ptx, str):
+            return None
+        try:
+            return lguard.guard().assembled(cubin_key(ptx, self.capability, self.options))
+        except Exception:  # a key that cannot be computed: ptxas runs as usual
+            return None
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core import readers
+from .decision_check import NOT_BUILT
 
 SCHEMA = "ws-solver.compile-log"
 VERSION = 1
@@ -291,7 +292,7 @@ def _stock_decision(decision: dict) -> str:
     stock = decision.get("stock") or {}
     if stock.get("status") == "ok" and "specialized" in stock:
         return "specialized" if stock["specialized"] else "unspecialized"
-    if stock.get("status") not in (None, "ok", "unavailable"):
+    if stock.get("status") not in (None, "ok", "unavailable", NOT_BUILT["status"]):
         return f"failed ({stock['status']})"
     return ""
 

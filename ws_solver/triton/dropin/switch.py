@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
@@ -30,7 +33,7 @@ from ...core.options import (
     SolveOptions,
     check_flag,
 )
-from ...core.strategy import DROPIN_STRATEGIES, Strategy, parse_strategy
+from ...core.strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strategy
 from ..guard import client as lguard
 from ..toolchain import versions
 from . import launches, reportlog
@@ -88,8 +91,8 @@ def enable(
     ``partition_timeout``: wall seconds one partitioning attempt may take before it counts as
     hung and the next strategy is tried (default: ``Settings.partition_limit()``).
     ``check_decision=False`` skips the decision check (``ws_solver.triton.dropin.decision_check``):
-    by default an optimal or heuristic compile builds stock Triton's kernel and its own to
-    ptxas in the guard's child, names stock's decision in the report, keeps stock's decision
+    by default an optimal or heuristic compile builds its kernel (and stock Triton's, where a
+    rule weighs it) to ptxas in the guard's child, keeps stock's decision
     on a target never measured unless there is evidence, and keeps the decision that spills
     less when ptxas spills the chosen kernel.
     ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
@@ -288,6 +291,29 @@ def _install(
         launches.install(session)
     if reset:
         reset_jit_caches()
+    _warm_up(settings)
+
+
+# Strategies whose compiles plan with CP-SAT and build in the guard's helper process.
+_SOLVING = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.MEASURED)
+
+
+def _warm_up(settings: Settings) -> None:
+    """Start what a first compile would wait for, now, beside the user's own work: the guard's
+    helper process (its Triton import) and, in a thread, the solver's import (OR-Tools with
+    pandas, ~0.4 s). Neither changes what is built; a failure here is met again, and
+    reported, by the compile that needs it."""
+    if settings.strategy not in _SOLVING and not isinstance(settings.strategy, Explore):
+        return
+    if settings.lowering_timeout:
+        lguard.guard().start()
+    if "ortools.sat.python.cp_model" not in sys.modules:
+        threading.Thread(target=_import_solver, name="ws_solver: warm-up", daemon=True).start()
+
+
+def _import_solver() -> None:
+    with contextlib.suppress(Exception):
+        importlib.import_module("ws_solver.encode.solve")
 
 
 def _uninstall(reset: bool = True) -> None:

@@ -47,7 +47,7 @@ from typing import Any
 from ...core import readers
 from ...core.envvars import without_activation
 from ...core.processes import python_command
-from .server import IDLE_S, Reader, hang_reason, send, send_bytes
+from .server import BINARY, IDLE_S, Reader, hang_reason, send, send_bytes
 
 DEFAULT_TIMEOUT_S = 60.0
 STARTUP_TIMEOUT_S = 120.0  # importing Triton on a loaded machine; not the lowering's limit
@@ -56,6 +56,7 @@ PROBE_FUNCTION = (
     "ws_solver.triton.guard.server:probe_lowering"  # "module:function", run in the child
 )
 PERSISTED = ("ok", "error", "hang", "crash")  # verdicts worth keeping across processes
+KEPT_BINARIES = 16  # cubins of this process's probes kept for its compiles (a few MB at most)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,9 @@ class LoweringGuard:
         self._memory: dict[str, Verdict] = {}
         self._broken: str | None = None  # why the helper cannot start (once known)
         self._server_ever_ready = False
+        # Cubins by key, with a lock of their own: a compile asks while another probes.
+        self._binaries: dict[str, bytes] = {}
+        self._binaries_lock = threading.Lock()
 
     def start(self) -> None:
         """Start the helper now (non-blocking), so that Triton's import overlaps other work."""
@@ -163,11 +167,32 @@ class LoweringGuard:
                 return replace(hit, cached=True)
             if self._broken is not None:
                 return Verdict("unavailable", reason=f"lowering guard unavailable: {self._broken}")
-            verdict = self._run(job, timeout_s, function)
+            verdict = self._keep_binary(self._run(job, timeout_s, function))
             if verdict.status in PERSISTED and verdict.stage != "guard":
                 self._memory[key] = verdict
                 _write_verdict(cache_dir, key, verdict)
             return verdict
+
+    def assembled(self, key: str) -> bytes | None:
+        """The cubin a probe of this process assembled for ``key``
+        (``binary_usage.cubin_key``), if any: the compile's own ptxas run is then not needed."""
+        with self._binaries_lock:
+            return self._binaries.get(key)
+
+    def _keep_binary(self, verdict: Verdict) -> Verdict:
+        """The verdict without its cubin (verdicts are kept as JSON); the cubin kept here,
+        the last few only."""
+        binary = verdict.facts.get(BINARY) if verdict.facts else None
+        if not isinstance(binary, dict):
+            return verdict
+        key, cubin = binary.get("cubin_key"), binary.get("cubin")
+        if isinstance(key, str) and isinstance(cubin, bytes):
+            with self._binaries_lock:
+                self._binaries[key] = cubin
+                while len(self._binaries) > KEPT_BINARIES:
+                    self._binaries.pop(next(iter(self._binaries)))
+        facts = {k: v for k, v in verdict.facts.items() if k != BINARY}
+        return replace(verdict, facts=facts)
 
     def forget(self) -> None:
         """Drop the in-memory verdicts (files stay) and any memory of a helper that could not

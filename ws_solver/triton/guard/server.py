@@ -27,6 +27,7 @@ from ..toolchain.reasons import headline, reason_from
 from ..toolchain.unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
+BINARY = "binary"  # a probe's facts: the cubin it assembled and its key (binary_usage.cubin_key)
 STDERR_TAIL = 16_000  # characters of the child's stderr that come back with a verdict
 
 # What each stage of the probe is, for messages ("Triton's pipeline did not finish in 60 s").
@@ -356,10 +357,12 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
 def _assembled(
     backend: Any, job: Any, specialized: bool, llir: Any, metadata: dict, progress: Callable
 ) -> dict:
-    from ..toolchain.binary_usage import assembled_usage
+    from ..toolchain.binary_usage import assemble, cubin_key
 
     progress("ptx")
     ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
     progress("ptxas")
-    usage = assembled_usage(backend, ptx, job.options, job.capability)
-    return {"specialized": specialized, "usage": usage.to_dict()}
+    cubin, usage = assemble(backend, ptx, job.options, job.capability)
+    # The cubin goes back too: the compile reuses it for the same PTX (client.assembled).
+    binary = {"cubin": cubin, "cubin_key": cubin_key(ptx, job.capability, job.options)}
+    return {"specialized": specialized, "usage": usage.to_dict(), BINARY: binary}

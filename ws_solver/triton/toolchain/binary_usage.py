@@ -18,6 +18,7 @@ check of its decision (decision_check.py) and the config-space sweep.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -111,13 +112,44 @@ def cubin_usage(cubin: bytes) -> BinaryUsage:
 
 def assembled_usage(backend: Any, ptx: str, options: Any, capability: int) -> BinaryUsage:
     """Assemble `ptx` with Triton's ``make_cubin`` (log on) and read what ptxas printed."""
+    return assemble(backend, ptx, options, capability)[1]
+
+
+def assemble(backend: Any, ptx: str, options: Any, capability: int) -> tuple[bytes, BinaryUsage]:
+    """`assembled_usage`, and the cubin itself (what the compile's own ptxas run would make of
+    the same PTX: ``-v`` is always among Triton's flags, the log only printed here)."""
     from triton import knobs
 
     printed = io.StringIO()
     with knobs.nvidia.scope(), contextlib.redirect_stdout(printed):
         knobs.nvidia.dump_ptxas_log = True
-        backend.make_cubin(ptx, {}, options, capability)
-    return parse_ptxas_log(printed.getvalue())
+        cubin = backend.make_cubin(ptx, {}, options, capability)
+    return cubin, parse_ptxas_log(printed.getvalue())
+
+
+def cubin_key(ptx: str, capability: int, options: Any) -> str:
+    """Digest of everything Triton's ``make_cubin`` output depends on: the PTX, the target,
+    the compile options and the knobs and ptxas it reads. Equal keys, equal cubins; each
+    process computes it with its own knobs, so a setting changed in one is a miss."""
+    from triton import knobs
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    try:
+        fields = sorted((str(k), repr(v)) for k, v in vars(options).items())
+    except TypeError:
+        fields = [("options", repr(options))]
+    h = hashlib.sha256()
+    for part in (
+        str(capability),
+        repr(fields),
+        repr(knobs.compilation.disable_line_info),
+        repr(knobs.nvidia.disable_ptxas_opt),
+        str(get_ptxas(capability).path),
+        ptx,
+    ):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def ptx_usage(ptx: str, capability: int) -> BinaryUsage:
