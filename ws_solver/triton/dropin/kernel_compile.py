@@ -19,13 +19,7 @@ from ...model.target import Target, target_for
 from ...pipeline.partition import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
 from ..guard import client as lguard
 from ..rewrites import chain as rewrites
-from ..rewrites.chain import (
-    PostPipeline,
-    RegisterRequests,
-    ReleasePerWarpGroup,
-    TakeTurns,
-    post_pipeline,
-)
+from ..rewrites.chain import PostPipeline, RegisterRequests, final_ptx, post_pipeline
 from ..toolchain import make_ttgir as tpipe
 from ..toolchain import versions
 from ..toolchain.binary_usage import cubin_key
@@ -410,6 +404,7 @@ class KernelCompile:
             apply_registers=self.settings.apply_registers,
             overlap=self.settings.overlap_wgmma,
             release_per_warp_group=self.settings.release_per_warp_group,
+            take_turns=self.settings.take_turns,
             hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
         )
 
@@ -496,15 +491,11 @@ class KernelCompile:
         if self.report is not None:
             self._check_tensor_memory(metadata)
         if self.report is not None and isinstance(out, str) and self._wants_release():
-            release = ReleasePerWarpGroup(self.options.num_warps, self.release_ring_depth or 0)
-            result = release.apply(out)
-            self.report.notes.extend(result.notes)
-            if result.out != out:
-                self.unreleased_ptx, out = out, result.out
-                if self.settings.take_turns:
-                    turns = TakeTurns(frozenset(result.detail.barrier_ids)).apply(out)
-                    self.report.notes.extend(turns.notes)
-                    out = turns.out
+            final = final_ptx(
+                out, self.options.num_warps, self.release_ring_depth, self.settings.take_turns
+            )
+            self.report.notes.extend(final.notes)
+            self.unreleased_ptx, out = final.unreleased, final.ptx
         if self.report is not None and isinstance(out, str):
             self.report.setmaxnreg = sorted({int(v) for _, v in _SETMAXNREG.findall(out)})
             metadata["ws_solver"] = self.report.to_dict()
@@ -549,7 +540,8 @@ class KernelCompile:
                 f"per-warp-group release undone: ptxas rejected it ({failure_reason(e, '')})"
             )
             metadata["ws_solver"] = self.report.to_dict()
-            return self.stock_cubin(self.unreleased_ptx, metadata)
+            reused = self._assembled(self.unreleased_ptx)
+            return reused if reused is not None else self.stock_cubin(self.unreleased_ptx, metadata)
 
     def _assembled(self, ptx: Any) -> bytes | None:
         """The cubin the decision check's build already assembled from this very PTX (same

@@ -72,6 +72,7 @@ class LoweringJob:
     hopper: bool  # apply ws_solver.triton.rewrites.hopper's fix after pipelining (sm_90)
     overlap: bool = False  # sink wgmma waits after pipelining (sm_90, overlap.py)
     release_per_warp_group: bool = False  # the PTX rewrite will follow (keeps releases put)
+    take_turns: bool = False  # after the PTX rewrite, the warp groups take turns (pingpong)
 
     def key(self, function: str = PROBE_FUNCTION) -> str:
         """Digest of everything the verdict depends on."""
@@ -85,6 +86,7 @@ class LoweringJob:
             repr(self.hopper),
             repr(self.overlap),
             repr(self.release_per_warp_group),
+            repr(self.take_turns),
             _versions(),
         ):
             h.update(part.encode())

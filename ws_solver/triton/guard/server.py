@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..rewrites.chain import hopper_fix, post_pipeline
+from ..rewrites.chain import final_ptx, hopper_fix, post_pipeline
 from ..toolchain.reasons import headline, reason_from
 from ..toolchain.unlaunchable import unlaunchable
 
@@ -280,8 +280,13 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
 def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     """`probe_lowering`, then on to PTX and ptxas: whether the kernel came out
     warp-specialized and its registers and spills (the drop-in's decision check)."""
-    backend, specialized, llir, metadata = _lower(job, progress)
-    return _assembled(backend, job, specialized, llir, metadata, progress)
+    backend, specialized, llir, metadata, post = _lower(job, progress)
+    # The PTX the compile will assemble: with the per-warp-group release where it applies
+    # (kernel_compile's `_wants_release`), so that ptxas's count is the kept binary's.
+    released = job.release_per_warp_group and job.capability // 10 == 9 and bool(post.lowered)
+    return _assembled(
+        backend, job, specialized, llir, metadata, progress, post if released else None
+    )
 
 
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
@@ -321,8 +326,9 @@ def _specialized(module: Any) -> bool:
     return "ttg.warp_specialize(" in module.str()
 
 
-def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict]:
-    """(backend, whether warp-specialized, LLVM IR, metadata) of ``job.text`` lowered."""
+def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict, Any]:
+    """(backend, whether warp-specialized, LLVM IR, metadata, the post-pipeline stage) of
+    ``job.text`` lowered."""
     from ..toolchain import make_ttgir as tpipe
 
     progress("parse")
@@ -351,18 +357,36 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(why)
-    return backend, specialized, llir, metadata
+    return backend, specialized, llir, metadata, rewrite
 
 
 def _assembled(
-    backend: Any, job: Any, specialized: bool, llir: Any, metadata: dict, progress: Callable
+    backend: Any,
+    job: Any,
+    specialized: bool,
+    llir: Any,
+    metadata: dict,
+    progress: Callable,
+    post: Any = None,
 ) -> dict:
+    """Triton's PTX of ``llir`` (rewritten as `final_ptx` does, given the lowered module's
+    ``post`` stage) through ptxas: the build's facts, and its cubin."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
     progress("ptx")
     ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
+    texts = [ptx]
+    if post is not None:
+        final = final_ptx(ptx, job.num_warps, post.ring_depth, getattr(job, "take_turns", False))
+        texts = [final.ptx] + ([final.unreleased] if final.unreleased is not None else [])
     progress("ptxas")
-    cubin, usage = assemble(backend, ptx, job.options, job.capability)
+    for index, text in enumerate(texts):
+        try:  # ptxas rejecting the rewrite: Triton's own PTX, as kernel_compile._cubin does
+            cubin, usage = assemble(backend, text, job.options, job.capability)
+            break
+        except Exception:
+            if index == len(texts) - 1:
+                raise
     # The cubin goes back too: the compile reuses it for the same PTX (client.assembled).
-    binary = {"cubin": cubin, "cubin_key": cubin_key(ptx, job.capability, job.options)}
+    binary = {"cubin": cubin, "cubin_key": cubin_key(text, job.capability, job.options)}
     return {"specialized": specialized, "usage": usage.to_dict(), BINARY: binary}

@@ -384,3 +384,29 @@ class TakeTurns:
     def apply(self, source: str) -> RewriteResult[str]:
         out, done = take_turns(source, self.taken)
         return RewriteResult(out, (done.note(),), done)
+
+
+@dataclass(frozen=True)
+class FinalPtx:
+    """The PTX the drop-in assembles: Triton's, with the per-warp-group release (and the turns)
+    where they changed it; `unreleased`: Triton's own then (what ptxas gets if it rejects the
+    rewrite), else None."""
+
+    ptx: str
+    unreleased: str | None
+    notes: tuple[str, ...]
+
+
+def final_ptx(ptx: str, default_warps: int, ring_depth: int | None, turns: bool) -> FinalPtx:
+    """Triton's PTX of a lowered sm_90 module, as the drop-in's compile and the decision
+    check's build both assemble it (one definition: the check's cubin is the compile's)."""
+    released = ReleasePerWarpGroup(default_warps, ring_depth or 0).apply(ptx)
+    notes = list(released.notes)
+    if released.out == ptx:
+        return FinalPtx(ptx, None, tuple(notes))
+    out = released.out
+    if turns:
+        taken = TakeTurns(frozenset(released.detail.barrier_ids)).apply(out)
+        notes.extend(taken.notes)
+        out = taken.out
+    return FinalPtx(out, ptx, tuple(notes))
