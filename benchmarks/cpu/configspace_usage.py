@@ -412,14 +412,14 @@ def model_agreement(records: list[dict], unspecialized: str = "none") -> dict:
         **confusion,
         "n_register_error": len(errors),
         "register_error_median": statistics.median(errors) if errors else None,
-        "register_error_p90": _percentile(errors, 90) if errors else None,
+        "register_error_p90": percentile(errors, 90) if errors else None,
         "disagreements": sorted(
             (c, t, v, p, r, s) for p, r, s, t, c, v in pairs if (p > REGISTER_CAP) != s
         ),
     }
 
 
-def _percentile(values: list[float], pct: float) -> float:
+def percentile(values: list[float], pct: float) -> float:
     """Nearest-rank percentile."""
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * pct // 100))
