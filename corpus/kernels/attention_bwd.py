@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import randn, tma
+from corpus.kernels._common import desc, randn, signature_of, tma
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -74,21 +74,10 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
     d, bm, bn = config["HEAD_DIM"], config["BLOCK_M"], config["BLOCK_N"]
-    return {
-        "q_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "k_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "v_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "do_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "dk_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "dv_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "lse_ptr": "*fp32",
-        "delta_ptr": "*fp32",
-        "sm_scale": "fp32",
-        "N_CTX": "i32",
-        "HEAD_DIM": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-    }
+    q, kv = desc("fp16", bm, d), desc("fp16", bn, d)
+    descs = {"q_desc": q, "k_desc": kv, "v_desc": kv, "do_desc": q, "dk_desc": kv, "dv_desc": kv}
+    fp32 = {"lse_ptr": "*fp32", "delta_ptr": "*fp32", "sm_scale": "fp32"}
+    return signature_of(attention_bwd_dkdv_kernel, **descs, **fp32)
 
 
 def make_inputs(

@@ -22,7 +22,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import randn, tma
+from corpus.kernels._common import desc, operands, randn, signature_of
 
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -165,24 +165,17 @@ CONFIGS: dict[str, dict] = {
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
 
+# The fp32 arguments of the kernel and of its other forms (attention_fwd_indesc,
+# attention_fwd_pointer, which take the fp16 tensors themselves).
+FP32_ARGS: dict[str, str] = {"lse_ptr": "*fp32", "sm_scale": "fp32"}
+
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
     d, bm, bn = config["HEAD_DIM"], config["BLOCK_M"], config["BLOCK_N"]
-    return {
-        "q_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "k_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "v_desc": f"tensordesc<fp16[{bn},{d}]>",
-        "o_desc": f"tensordesc<fp16[{bm},{d}]>",
-        "lse_ptr": "*fp32",
-        "sm_scale": "fp32",
-        "N_CTX": "i32",
-        "HEAD_DIM": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "CAUSAL": "constexpr",
-        "AHEAD": "constexpr",
-    }
+    q, kv = desc("fp16", bm, d), desc("fp16", bn, d)
+    descs = {"q_desc": q, "k_desc": kv, "v_desc": kv, "o_desc": q}
+    return signature_of(attention_fwd_kernel, **descs, **FP32_ARGS)
 
 
 def make_inputs(
@@ -208,16 +201,19 @@ def launch(config: dict, inputs: dict[str, Any]) -> Any:
     return launch_kernel(KERNEL, config, inputs, inputs["lse"])
 
 
-def launch_kernel(kernel: Any, config: dict, inputs: dict[str, Any], *outputs: Any) -> Any:
-    """Run an attention kernel taking (Q, K, V, O descriptors, *outputs, sm_scale, N_CTX,
-    **config); returns O."""
+def launch_kernel(
+    kernel: Any, config: dict, inputs: dict[str, Any], *outputs: Any, form: str = "host"
+) -> Any:
+    """Run an attention kernel taking (Q, K, V, O in `form`, *outputs, sm_scale, N_CTX,
+    **config) on (query blocks, Z * H) programs; returns O. In the ``host`` form Q, K, V, O
+    go as descriptors over [Z * H * N_CTX, HEAD_DIM]; the others take the tensors."""
     q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
     z, h, n, d = q.shape
     bm, bn = config["BLOCK_M"], config["BLOCK_N"]
-    flat = [t.reshape(z * h * n, d) for t in (q, k, v, o)]
-    descs = [tma(t, [b, d]) for t, b in zip(flat, (bm, bn, bn, bm), strict=True)]
+    tensors = [t.reshape(z * h * n, d) for t in (q, k, v, o)] if form == "host" else (q, k, v, o)
+    args = operands(form, tensors, [[b, d] for b in (bm, bn, bn, bm)])
     grid = (triton.cdiv(n, bm), z * h)
-    kernel[grid](*descs, *outputs, inputs["sm_scale"], n, **config)
+    kernel[grid](*args, *outputs, inputs["sm_scale"], n, **config)
     return o
 
 

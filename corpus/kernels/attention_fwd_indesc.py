@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from corpus.kernels import attention_fwd
-from corpus.kernels._common import set_scratch_allocator
+from corpus.kernels._common import copy_configs, signature_of
 from corpus.kernels.attention_fwd import LOG2E, _kv_loop, _kv_loop_ahead
 
 
@@ -74,29 +74,15 @@ def attention_fwd_indesc_kernel(
 
 KERNEL = attention_fwd_indesc_kernel
 
-CONFIGS: dict[str, dict] = {
-    name: dict(config) for name, config in attention_fwd.CONFIGS.items()
-}  # the host-descriptor kernel's tiles
+# The host-descriptor kernel's tiles.
+CONFIGS: dict[str, dict] = copy_configs(attention_fwd.CONFIGS)
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
 
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "q_ptr": "*fp16",
-        "k_ptr": "*fp16",
-        "v_ptr": "*fp16",
-        "o_ptr": "*fp16",
-        "lse_ptr": "*fp32",
-        "sm_scale": "fp32",
-        "N_CTX": "i32",
-        "HEAD_DIM": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "CAUSAL": "constexpr",
-        "AHEAD": "constexpr",
-    }
+    return signature_of(attention_fwd_indesc_kernel, **attention_fwd.FP32_ARGS)
 
 
 make_inputs = attention_fwd.make_inputs
@@ -105,9 +91,4 @@ reference = attention_fwd.reference
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns O as [Z, H, N_CTX, HEAD_DIM]."""
-    set_scratch_allocator()
-    q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
-    z, h, n, _ = q.shape
-    grid = (triton.cdiv(n, config["BLOCK_M"]), z * h)
-    KERNEL[grid](q, k, v, o, inputs["lse"], inputs["sm_scale"], n, **config)
-    return o
+    return attention_fwd.launch_kernel(KERNEL, config, inputs, inputs["lse"], form="kernel")

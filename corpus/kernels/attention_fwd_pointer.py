@@ -14,7 +14,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels import attention_fwd
+from corpus.kernels import _common, attention_fwd
 from corpus.kernels.attention_fwd import LOG2E, _softmax_update
 
 
@@ -135,29 +135,15 @@ def attention_fwd_pointer_kernel(
 
 KERNEL = attention_fwd_pointer_kernel
 
-CONFIGS: dict[str, dict] = {
-    name: dict(config) for name, config in attention_fwd.CONFIGS.items()
-}  # the host-descriptor kernel's tiles
+# The host-descriptor kernel's tiles.
+CONFIGS: dict[str, dict] = _common.copy_configs(attention_fwd.CONFIGS)
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("N_CTX",)
 
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "q_ptr": "*fp16",
-        "k_ptr": "*fp16",
-        "v_ptr": "*fp16",
-        "o_ptr": "*fp16",
-        "lse_ptr": "*fp32",
-        "sm_scale": "fp32",
-        "N_CTX": "i32",
-        "HEAD_DIM": "constexpr",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "CAUSAL": "constexpr",
-        "AHEAD": "constexpr",
-    }
+    return _common.signature_of(attention_fwd_pointer_kernel, **attention_fwd.FP32_ARGS)
 
 
 make_inputs = attention_fwd.make_inputs
@@ -166,8 +152,4 @@ reference = attention_fwd.reference
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns O as [Z, H, N_CTX, HEAD_DIM]."""
-    q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["o"]
-    z, h, n, _ = q.shape
-    grid = (triton.cdiv(n, config["BLOCK_M"]), z * h)
-    KERNEL[grid](q, k, v, o, inputs["lse"], inputs["sm_scale"], n, **config)
-    return o
+    return attention_fwd.launch_kernel(KERNEL, config, inputs, inputs["lse"], form="pointer")

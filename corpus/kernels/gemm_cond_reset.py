@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, launch_scaled_gemm, randn
+from corpus.kernels._common import SCALES, gemm_signature, grouped_tile, launch_gemm, scaled_inputs
 
 
 @triton.jit
@@ -88,43 +88,18 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    return {
-        "a_desc": f"tensordesc<fp8e4nv[{bm},{bk}]>",
-        "b_desc": f"tensordesc<fp8e4nv[{bn},{bk}]>",
-        "c_desc": f"tensordesc<bf16[{bm},{bn}]>",
-        "a_scale_ptr": "*fp32",
-        "b_scale_ptr": "*fp32",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    return gemm_signature(gemm_cond_reset_kernel, config, "fp8e4nv", "bf16", **SCALES)
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
     """Square problem M = N = K = size (a multiple of GROUP_K)."""
-    import torch
-
     groups = size // config["GROUP_K"]
-    gen = torch.Generator(device="cuda").manual_seed(seed + 2)
-    return {
-        "a": randn((size, size), torch.float8_e4m3fn, seed),
-        "b": randn((size, size), torch.float8_e4m3fn, seed + 1),
-        "a_scale": torch.rand((size, groups), device="cuda", generator=gen) + 0.5,
-        "b_scale": torch.rand((size, groups), device="cuda", generator=gen) + 0.5,
-        "c": torch.empty((size, size), device="cuda", dtype=torch.bfloat16),
-        "group_k": config["GROUP_K"],
-    }
+    return {**scaled_inputs(size, seed, (size, groups)), "group_k": config["GROUP_K"]}
 
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    return launch_scaled_gemm(KERNEL, config, inputs)
+    return launch_gemm(KERNEL, config, inputs, "a_scale", "b_scale")
 
 
 def reference(inputs: dict[str, Any]) -> Any:

@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from corpus.kernels import gemm_fp8
-from corpus.kernels._common import grouped_tile
+from corpus.kernels._common import copy_configs, grouped_tile, launch_gemm, signature_of
 
 
 @triton.jit
@@ -62,32 +62,15 @@ def gemm_fp8_pointer_kernel(
 
 KERNEL = gemm_fp8_pointer_kernel
 
-CONFIGS: dict[str, dict] = {
-    name: dict(config) for name, config in gemm_fp8.CONFIGS.items()
-}  # the host-descriptor kernel's tiles
+# The host-descriptor kernel's tiles.
+CONFIGS: dict[str, dict] = copy_configs(gemm_fp8.CONFIGS)
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K", "stride_am", "stride_bn", "stride_cm")
 
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "a_ptr": "*fp8e4nv",
-        "b_ptr": "*fp8e4nv",
-        "c_ptr": "*bf16",
-        "a_scale_ptr": "*fp32",
-        "b_scale_ptr": "*fp32",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "stride_am": "i32",
-        "stride_bn": "i32",
-        "stride_cm": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    return signature_of(gemm_fp8_pointer_kernel, **gemm_fp8.TENSOR_TYPES)
 
 
 make_inputs = gemm_fp8.make_inputs
@@ -96,9 +79,4 @@ reference = gemm_fp8.reference
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    grid = (triton.cdiv(m, config["BLOCK_M"]) * triton.cdiv(n, config["BLOCK_N"]),)
-    args = (a, b, c, inputs["a_scale"], inputs["b_scale"], m, n, k)
-    KERNEL[grid](*args, a.stride(0), b.stride(0), c.stride(0), **config)
-    return c
+    return launch_gemm(KERNEL, config, inputs, "a_scale", "b_scale", form="pointer")

@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import num_sms, randn, tma
+from corpus.kernels._common import desc, num_sms, randn, signature_of, tma
 
 
 @triton.jit
@@ -67,18 +67,8 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("N", "K")
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
     bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    return {
-        "a_desc": f"tensordesc<fp16[{bm},{bk}]>",
-        "b_desc": f"tensordesc<fp16[{bn},{bk}]>",
-        "c_ptr": "*fp16",
-        "tile_table_ptr": "*i32",
-        "num_row_blocks": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-    }
+    a, b = desc("fp16", bm, bk), desc("fp16", bn, bk)
+    return signature_of(gemm_grouped_kernel, a_desc=a, b_desc=b, tile_table_ptr="*i32")
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, num_sms, randn, tma
+from corpus.kernels._common import gemm_config, gemm_signature, grouped_tile, launch_gemm, randn
 
 _SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
 _LOG2E = tl.constexpr(1.4426950408889634)
@@ -73,36 +73,9 @@ def gemm_persistent_kernel(
 KERNEL = gemm_persistent_kernel
 
 CONFIGS: dict[str, dict] = {
-    "t128x128x64_gelu_w4_s3": dict(
-        BLOCK_M=128,
-        BLOCK_N=128,
-        BLOCK_K=64,
-        GROUP_M=8,
-        ACTIVATION="gelu",
-        FLATTEN=False,
-        num_warps=4,
-        num_stages=3,
-    ),
-    "t128x256x64_relu_w8_s3": dict(
-        BLOCK_M=128,
-        BLOCK_N=256,
-        BLOCK_K=64,
-        GROUP_M=8,
-        ACTIVATION="relu",
-        FLATTEN=False,
-        num_warps=8,
-        num_stages=3,
-    ),
-    "t128x128x64_gelu_flat_w4_s4": dict(
-        BLOCK_M=128,
-        BLOCK_N=128,
-        BLOCK_K=64,
-        GROUP_M=8,
-        ACTIVATION="gelu",
-        FLATTEN=True,
-        num_warps=4,
-        num_stages=4,
-    ),
+    "t128x128x64_gelu_w4_s3": gemm_config(128, 128, 64, 4, 3, ACTIVATION="gelu", FLATTEN=False),
+    "t128x256x64_relu_w8_s3": gemm_config(128, 256, 64, 8, 3, ACTIVATION="relu", FLATTEN=False),
+    "t128x128x64_gelu_flat_w4_s4": gemm_config(128, 128, 64, 4, 4, ACTIVATION="gelu", FLATTEN=True),
 }
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
@@ -110,22 +83,7 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    return {
-        "a_desc": f"tensordesc<fp16[{bm},{bk}]>",
-        "b_desc": f"tensordesc<fp16[{bn},{bk}]>",
-        "c_desc": f"tensordesc<fp16[{bm},{bn}]>",
-        "bias_ptr": "*fp16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-        "ACTIVATION": "constexpr",
-        "FLATTEN": "constexpr",
-    }
+    return gemm_signature(gemm_persistent_kernel, config)
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
@@ -143,22 +101,7 @@ def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel on min(#SMs, #tiles) programs; returns C."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    grid = (min(num_sms(), tiles),)
-    KERNEL[grid](
-        tma(a, [bm, bk]),
-        tma(b, [bn, bk]),
-        tma(c, [bm, bn]),
-        inputs["bias"],
-        m,
-        n,
-        k,
-        **config,
-    )
-    return c
+    return launch_gemm(KERNEL, config, inputs, "bias", persistent=True)
 
 
 def reference(inputs: dict[str, Any]) -> Any:

@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from corpus.kernels import gemm_persistent
-from corpus.kernels._common import grouped_tile, num_sms, set_scratch_allocator
+from corpus.kernels._common import copy_configs, grouped_tile, launch_gemm, signature_of
 from corpus.kernels.gemm_persistent import _activate
 
 
@@ -64,30 +64,15 @@ def gemm_persistent_indesc_kernel(
 
 KERNEL = gemm_persistent_indesc_kernel
 
-CONFIGS: dict[str, dict] = {
-    name: dict(config) for name, config in gemm_persistent.CONFIGS.items()
-}  # the host-descriptor kernel's tiles
+# The host-descriptor kernel's tiles.
+CONFIGS: dict[str, dict] = copy_configs(gemm_persistent.CONFIGS)
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "a_ptr": "*fp16",
-        "b_ptr": "*fp16",
-        "c_ptr": "*fp16",
-        "bias_ptr": "*fp16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-        "ACTIVATION": "constexpr",
-        "FLATTEN": "constexpr",
-    }
+    return signature_of(gemm_persistent_indesc_kernel)
 
 
 make_inputs = gemm_persistent.make_inputs
@@ -96,9 +81,4 @@ reference = gemm_persistent.reference
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel on min(#SMs, #tiles) programs; returns C."""
-    set_scratch_allocator()
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    tiles = triton.cdiv(m, config["BLOCK_M"]) * triton.cdiv(n, config["BLOCK_N"])
-    KERNEL[(min(num_sms(), tiles),)](a, b, c, inputs["bias"], m, n, k, **config)
-    return c
+    return launch_gemm(KERNEL, config, inputs, "bias", form="kernel", persistent=True)

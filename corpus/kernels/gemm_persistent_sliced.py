@@ -14,7 +14,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile
+from corpus.kernels._common import desc, gemm_config, gemm_signature, grouped_tile
 
 
 @triton.jit
@@ -75,38 +75,16 @@ def gemm_persistent_sliced_kernel(
 KERNEL = gemm_persistent_sliced_kernel
 
 
-def _config(slices: int, stages: int) -> dict:
-    return dict(
-        BLOCK_M=128,
-        BLOCK_N=256,
-        BLOCK_K=64,
-        GROUP_M=8,
-        SLICES=slices,
-        num_warps=4,
-        num_stages=stages,
-    )
-
-
 # Gluon 07/08's configuration: 128x256x64, 4 operand buffers, 4 warps; the store slice width
 # (c_desc's block) is BLOCK_N // SLICES.
-CONFIGS: dict[str, dict] = {f"t128x256x64_x{s}_w4_s4": _config(s, 4) for s in (1, 2, 4)}
+CONFIGS: dict[str, dict] = {
+    f"t128x256x64_x{s}_w4_s4": gemm_config(128, 256, 64, 4, 4, SLICES=s) for s in (1, 2, 4)
+}
 
 DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    return {
-        "a_desc": f"tensordesc<fp16[{bm},{bk}]>",
-        "b_desc": f"tensordesc<fp16[{bn},{bk}]>",
-        "c_desc": f"tensordesc<fp16[{bm},{bn // config['SLICES']}]>",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-        "SLICES": "constexpr",
-    }
+    c_desc = desc("fp16", config["BLOCK_M"], config["BLOCK_N"] // config["SLICES"])
+    return gemm_signature(gemm_persistent_sliced_kernel, config, c_desc=c_desc)

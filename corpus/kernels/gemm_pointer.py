@@ -11,7 +11,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, randn
+from corpus.kernels._common import grouped_tile, launch_gemm, signature_of, square_gemm_inputs
 
 
 @triton.jit
@@ -68,41 +68,17 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K", "stride_am", "stride_bk", "str
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "a_ptr": "*fp16",
-        "b_ptr": "*fp16",
-        "c_ptr": "*fp16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "stride_am": "i32",
-        "stride_bk": "i32",
-        "stride_cm": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    return signature_of(gemm_pointer_kernel)
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
     """Square problem M = N = K = size, B stored row-major [K, N]."""
-    import torch
-
-    return {
-        "a": randn((size, size), torch.float16, seed),
-        "b": randn((size, size), torch.float16, seed + 1),
-        "c": torch.empty((size, size), device="cuda", dtype=torch.float16),
-    }
+    return square_gemm_inputs(size, seed)
 
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[1]
-    grid = (triton.cdiv(m, config["BLOCK_M"]) * triton.cdiv(n, config["BLOCK_N"]),)
-    KERNEL[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), **config)
-    return c
+    return launch_gemm(KERNEL, config, inputs, form="pointer")
 
 
 def reference(inputs: dict[str, Any]) -> Any:

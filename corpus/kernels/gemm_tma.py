@@ -11,7 +11,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, randn, tma
+from corpus.kernels._common import gemm_signature, grouped_tile, launch_gemm, square_gemm_inputs
 
 
 @triton.jit
@@ -62,39 +62,17 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    return {
-        "a_desc": f"tensordesc<fp16[{bm},{bk}]>",
-        "b_desc": f"tensordesc<fp16[{bn},{bk}]>",
-        "c_desc": f"tensordesc<fp16[{bm},{bn}]>",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    return gemm_signature(gemm_tma_kernel, config)
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
     """Square problem M = N = K = size."""
-    import torch
-
-    a = randn((size, size), torch.float16, seed)
-    b = randn((size, size), torch.float16, seed + 1)
-    c = torch.empty((size, size), device="cuda", dtype=torch.float16)
-    return {"a": a, "b": b, "c": c}
+    return square_gemm_inputs(size, seed)
 
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
-    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
-    KERNEL[grid](tma(a, [bm, bk]), tma(b, [bn, bk]), tma(c, [bm, bn]), m, n, k, **config)
-    return c
+    return launch_gemm(KERNEL, config, inputs)
 
 
 def reference(inputs: dict[str, Any]) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import grouped_tile, randn, set_scratch_allocator
+from corpus.kernels._common import grouped_tile, launch_gemm, signature_of, square_gemm_inputs
 
 DTYPES = {"fp16": "float16", "fp8": "float8_e4m3fn"}
 
@@ -70,42 +70,18 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("M", "N", "K")
 
 def signature(config: dict, dtype: str = "fp16") -> dict[str, str]:
     """ASTSource signature for one config (``dtype``: fp16 or fp8 inputs)."""
-    element = {"fp16": "fp16", "fp8": "fp8e4nv"}[dtype]
-    return {
-        "a_ptr": f"*{element}",
-        "b_ptr": f"*{element}",
-        "c_ptr": "*fp16",
-        "M": "i32",
-        "N": "i32",
-        "K": "i32",
-        "BLOCK_M": "constexpr",
-        "BLOCK_N": "constexpr",
-        "BLOCK_K": "constexpr",
-        "GROUP_M": "constexpr",
-    }
+    element = {"fp16": "*fp16", "fp8": "*fp8e4nv"}[dtype]
+    return signature_of(gemm_tma_indesc_kernel, a_ptr=element, b_ptr=element)
 
 
 def make_inputs(config: dict, size: int, seed: int, dtype: str = "fp16") -> dict[str, Any]:
     """Square problem M = N = K = size."""
-    import torch
-
-    element = getattr(torch, DTYPES[dtype])
-    scale = 0.5 if dtype == "fp8" else 1.0
-    return {
-        "a": randn((size, size), element, seed, scale),
-        "b": randn((size, size), element, seed + 1, scale),
-        "c": torch.empty((size, size), device="cuda", dtype=torch.float16),
-    }
+    return square_gemm_inputs(size, seed, DTYPES[dtype], 0.5 if dtype == "fp8" else 1.0)
 
 
 def launch(config: dict, inputs: dict[str, Any]) -> Any:
     """Run the kernel; returns C."""
-    set_scratch_allocator()
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    (m, k), n = a.shape, b.shape[0]
-    grid = (triton.cdiv(m, config["BLOCK_M"]) * triton.cdiv(n, config["BLOCK_N"]),)
-    KERNEL[grid](a, b, c, m, n, k, **config)
-    return c
+    return launch_gemm(KERNEL, config, inputs, form="kernel")
 
 
 def reference(inputs: dict[str, Any]) -> Any:

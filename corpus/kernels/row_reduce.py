@@ -14,7 +14,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from corpus.kernels._common import randn
+from corpus.kernels._common import randn, signature_of
 
 
 @triton.jit
@@ -51,16 +51,7 @@ DIVISIBLE_ARGS: tuple[str, ...] = ("N", "stride_m")
 
 def signature(config: dict) -> dict[str, str]:
     """ASTSource signature for one config."""
-    return {
-        "x_ptr": "*fp16",
-        "rstd_ptr": "*fp32",
-        "M": "i32",
-        "N": "i32",
-        "stride_m": "i32",
-        "eps": "fp32",
-        "BLOCK_R": "constexpr",
-        "BLOCK_N": "constexpr",
-    }
+    return signature_of(row_reduce_kernel, rstd_ptr="*fp32", eps="fp32")
 
 
 def make_inputs(config: dict, size: int, seed: int) -> dict[str, Any]:
