@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import os
-import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import Any
@@ -299,21 +296,15 @@ _SOLVING = (Strategy.OPTIMAL, Strategy.HEURISTIC, Strategy.MEASURED)
 
 
 def _warm_up(settings: Settings) -> None:
-    """Start what a first compile would wait for, now, beside the user's own work: the guard's
-    helper process (its Triton import) and, in a thread, the solver's import (OR-Tools with
-    pandas, ~0.4 s). Neither changes what is built; a failure here is met again, and
-    reported, by the compile that needs it."""
+    """Start the guard's helper process now (its Triton import), beside the user's own work,
+    instead of at the first compile, which would wait for it. It changes nothing that is
+    built; a helper that cannot start is met again, and reported, by the compile. (Importing
+    the solver in a thread here as well was slower on a loaded 2-core machine: the thread
+    holds the GIL the compile's front-end needs.)"""
     if settings.strategy not in _SOLVING and not isinstance(settings.strategy, Explore):
         return
     if settings.lowering_timeout:
         lguard.guard().start()
-    if "ortools.sat.python.cp_model" not in sys.modules:
-        threading.Thread(target=_import_solver, name="ws_solver: warm-up", daemon=True).start()
-
-
-def _import_solver() -> None:
-    with contextlib.suppress(Exception):
-        importlib.import_module("ws_solver.encode.solve")
 
 
 def _uninstall(reset: bool = True) -> None:
