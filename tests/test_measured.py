@@ -179,6 +179,17 @@ def test_launches_of_specialized_kernels_go_to_their_measurer(tmp_path, monkeypa
     assert triton.runtime.jit.JITFunction.run is original and not launches.installed()
 
 
+def test_a_kernel_whose_loop_is_in_a_helper_is_measured() -> None:
+    """The attention kernels' loops sit in `@triton.jit` helpers (`_kv_loop`): their launches
+    are measured too (the H100 sweep of 2026-12-07 launched stock's racy kernel for five
+    attention configs, its loop's tag out of the kernel's own source)."""
+    for family in ("attention_fwd", "attention_fwd_indesc", "attention_fwd_pointer"):
+        kernel = corpus_kernels.load(family).KERNEL
+        assert "warp_specialize" not in kernel.src
+        assert launches.asks_for_specialization(kernel), family
+    assert not launches.asks_for_specialization(plain_kernel)
+
+
 def test_a_skipped_kernel_is_not_measured(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(launches, "measurer_factory", lambda jit, s: pytest.fail("measured"))
     wst.enable("measured", cache_dir=str(tmp_path), skip="specialized_*")

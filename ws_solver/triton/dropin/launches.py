@@ -14,6 +14,7 @@ stock's kernel (``kernel_compile``).
 from __future__ import annotations
 
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,8 @@ _original_run: Callable[..., Any] | None = None
 _session: Session | None = None
 _settings: Any = None  # the settings the measurers were made for
 _measurers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Per kernel: whether it (or a jit function it calls) asks for warp specialization.
+_asks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def install(session: Session) -> None:
@@ -65,8 +68,37 @@ def installed() -> bool:
 
 
 def asks_for_specialization(jit: Any) -> bool:
-    """Whether a kernel's source has a loop asking for warp specialization."""
-    return "warp_specialize" in (getattr(jit, "src", "") or "")
+    """Whether a kernel's source, or that of a ``@triton.jit`` function it calls (through
+    its module's globals, at any depth), has a loop asking for warp specialization: an
+    attention kernel's loop is often in a helper. Kept per kernel (launches are hot)."""
+    known = _asks.get(jit)
+    if known is None:
+        known = _asks[jit] = _asks_in(jit, set())
+    return known
+
+
+def _asks_in(jit: Any, seen: set[int]) -> bool:
+    if id(jit) in seen:
+        return False
+    seen.add(id(jit))
+    if "warp_specialize" in (getattr(jit, "src", "") or ""):
+        return True
+    fn = getattr(jit, "fn", None)
+    scope = getattr(fn, "__globals__", None) or {}
+    for name in getattr(getattr(fn, "__code__", None), "co_names", ()):
+        found = scope.get(name)
+        callees = [found] if _is_jit(found) else []
+        if isinstance(found, types.ModuleType):  # module.helper(...): its jit functions
+            callees = [getattr(found, n, None) for n in fn.__code__.co_names]
+        if any(_is_jit(c) and _asks_in(c, seen) for c in callees):
+            return True
+    return False
+
+
+def _is_jit(obj: Any) -> bool:
+    """A ``@triton.jit`` function (or a wrapper of one, e.g. an autotuner): a `src` and a
+    Python `fn` behind it."""
+    return hasattr(obj, "src") and callable(getattr(obj, "fn", None))
 
 
 def _routed_run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
