@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchmarks.cpu import configspace_usage as cu
 from corpus import configspace as cs
 
@@ -219,3 +221,23 @@ def test_shared_memory_check() -> None:
     }
     assert check[(V, "sm90", "builtin")]["over_limit"] == 1
     assert list(check) == [(V, "sm90", "builtin"), (V, "sm90", "none")]
+
+
+def test_every_kth_samples_each_family_in_index_order() -> None:
+    entries = cs.space("gemm_tma") + cs.space("gemm_pointer")
+    picked = cu.every_kth(entries, 5)
+    for family in ("gemm_tma", "gemm_pointer"):
+        assert [e.key for e in picked if e.family == family] == [
+            e.key for e in cs.space(family)[::5]
+        ]
+    assert cu.every_kth(entries, 1) == entries
+    with pytest.raises(ValueError):
+        cu.every_kth(entries, 0)
+
+
+def test_every_option_reaches_the_sweep(tmp_path: Path, monkeypatch) -> None:
+    seen = []
+    monkeypatch.setattr(cu, "plan_tasks", lambda entries, *a: seen.extend(entries) or [])
+    out = tmp_path / "r.jsonl"
+    assert cu.main(["--out", str(out), "--family", "gemm_fp8", "--every", "7"]) == 0
+    assert [e.key for e in seen] == [e.key for e in cs.space("gemm_fp8")[::7]]

@@ -8,7 +8,7 @@ registers per thread of the unspecialized loop, from the TTGIR at the partitione
 One JSON line per record in one output file (resumable: what the file holds is skipped).
 
     python -m benchmarks.cpu.configspace_usage --out FILE [--slice ci] [--family F]
-        [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
+        [--every K] [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
     python -m benchmarks.cpu.configspace_usage --summary FILE [FILE ...]
 
 Each configuration × target runs in a child process (``--child``) with its own Triton caches:
@@ -233,6 +233,21 @@ def read_records(paths: Iterable[Path]) -> list[dict]:
     return out
 
 
+def every_kth(entries: list, k: int) -> list:
+    """Every `k`-th entry of each family, in the given (index) order, from each family's
+    first: a sample fixed by the space alone, before any result is seen."""
+    if k < 1:
+        raise ValueError(f"--every must be at least 1, not {k}")
+    seen: dict[str, int] = {}
+    out = []
+    for e in entries:
+        i = seen.get(e.family, 0)
+        seen[e.family] = i + 1
+        if i % k == 0:
+            out.append(e)
+    return out
+
+
 def plan_tasks(
     entries: list, targets: list[str], strategies: list[str], triton_version: str, have: set
 ) -> list[tuple[Task, bool]]:
@@ -258,7 +273,7 @@ def sweep(args: argparse.Namespace) -> int:
     from corpus.configspace import select
 
     version = triton.__version__
-    entries = select(args.slice, args.family)
+    entries = every_kth(select(args.slice, args.family), args.every)
     have = {record_key(r) for r in read_records([args.out]) if "kind" in r}
     tasks = plan_tasks(entries, args.targets, args.strategies, version, have)
     if args.limit:
@@ -548,6 +563,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", type=Path, nargs="+", help="print the summary of files")
     parser.add_argument("--slice", default=None, help="ci, or all (default)")
     parser.add_argument("--family", default=None)
+    parser.add_argument(
+        "--every", type=int, default=1, help="every K-th config of each family (index order)"
+    )
     parser.add_argument("--target", dest="targets", type=_csv, default=list(TARGETS))
     parser.add_argument("--strategies", type=_csv, default=list(STRATEGIES))
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
