@@ -241,3 +241,26 @@ def test_every_option_reaches_the_sweep(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "r.jsonl"
     assert cu.main(["--out", str(out), "--family", "gemm_fp8", "--every", "7"]) == 0
     assert [e.key for e in seen] == [e.key for e in cs.space("gemm_fp8")[::7]]
+
+
+def test_compile_record_reads_the_built_binary_too(monkeypatch, tmp_path: Path) -> None:
+    """Plain `ptxas -v` and the binary Triton built (its own ptxas options) both recorded."""
+    from types import SimpleNamespace
+
+    from benchmarks.common import bench_compile
+    from ws_solver.triton.toolchain import binary_usage as bu
+
+    kernel = SimpleNamespace(asm={"ptx": "PTX", "cubin": b"CUBIN"})
+    monkeypatch.setattr(bench_compile, "compile_job", lambda *a: (kernel, {"compile_s": 1.0}))
+    monkeypatch.setattr(bu, "ptx_usage", lambda ptx, cap: bu.BinaryUsage(255, 48, 48, 48))
+    monkeypatch.setattr(bu, "cubin_usage", lambda cubin: bu.BinaryUsage(255, 96))
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert rec["ptxas"]["stack_bytes"] == 48
+    assert rec["cubin"] == {"registers": 255, "stack_bytes": 96}
+
+    def broken(cubin: bytes) -> bu.BinaryUsage:
+        raise bu.UsageUnavailable("cuobjdump printed no resource usage")
+
+    monkeypatch.setattr(bu, "cubin_usage", broken)
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert "cubin" not in rec and rec["cubin_error"].startswith("UsageUnavailable")

@@ -3,8 +3,10 @@
 For each configuration (corpus/configspace.py) × target × strategy this compiles the kernel
 with Triton (no GPU: ``benchmarks.common.bench_compile.compile_job``) and assembles its PTX with
 ``ptxas -v`` (``triton.toolchain.binary_usage.ptx_usage``): registers, stack, spill bytes and
-whether ptxas serialized the wgmmas. Per configuration × target it also records the model's
-registers per thread of the unspecialized loop, from the TTGIR at the partitioner input point.
+whether ptxas serialized the wgmmas; and the registers and stack of the binary Triton built
+(``cubin_usage``: Triton's ptxas options can differ from plain ``-v``). Per configuration ×
+target it also records the model's registers per thread of the unspecialized loop, from the
+TTGIR at the partitioner input point.
 One JSON line per record in one output file (resumable: what the file holds is skipped).
 
     python -m benchmarks.cpu.configspace_usage --out FILE [--slice ci] [--family F]
@@ -85,7 +87,7 @@ def _model_record(family: str, name: str, target: str, triton_version: str) -> d
 def _compile_record(family: str, name: str, strategy: str, capability: int, cache: Path) -> dict:
     """Compile one strategy's kernel and read ptxas's report of its PTX."""
     from benchmarks.common.bench_compile import Job, compile_job
-    from ws_solver.triton.toolchain.binary_usage import ptx_usage
+    from ws_solver.triton.toolchain.binary_usage import cubin_usage, ptx_usage
 
     with _stderr_captured() as printed:
         compiled, info = compile_job(Job(family, name, strategy), cache, capability)
@@ -126,6 +128,14 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
         except Exception as e:
             rec["ptxas_error"] = _first_line(e)
         rec["ptxas_s"] = round(time.perf_counter() - start, 2)
+        # `ptxas` above is plain `ptxas -v` on the PTX; Triton assembles with its own options
+        # (3.9: --regAllocOptLevel=2), so the binary it built can spill otherwise: its
+        # registers and stack, read back from the cubin, are what the drop-in's check weighs.
+        try:
+            usage = cubin_usage(compiled.asm["cubin"])
+            rec["cubin"] = {"registers": usage.registers, "stack_bytes": usage.stack_bytes}
+        except Exception as e:
+            rec["cubin_error"] = _first_line(e)
     return rec
 
 
