@@ -250,13 +250,18 @@ def test_compile_record_reads_the_built_binary_too(monkeypatch, tmp_path: Path) 
     from benchmarks.common import bench_compile
     from ws_solver.triton.toolchain import binary_usage as bu
 
-    kernel = SimpleNamespace(asm={"ptx": "PTX", "cubin": b"CUBIN"})
+    kernel = SimpleNamespace(asm={"ptx": "PTX", "cubin": b"CUBIN", "llir": ""})
+    kernel.metadata = SimpleNamespace(_asdict=lambda: {"shared": 1024, "tmem_size": 0})
     monkeypatch.setattr(bench_compile, "compile_job", lambda *a: (kernel, {"compile_s": 1.0}))
     monkeypatch.setattr(bu, "ptx_usage", lambda ptx, cap: bu.BinaryUsage(255, 48, 48, 48))
     monkeypatch.setattr(bu, "cubin_usage", lambda cubin: bu.BinaryUsage(255, 96))
     rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
     assert rec["ptxas"]["stack_bytes"] == 48
     assert rec["cubin"] == {"registers": 255, "stack_bytes": 96}
+    assert "unlaunchable" not in rec
+    kernel.metadata = SimpleNamespace(_asdict=lambda: {"shared": 1024, "tmem_size": 768})
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert "768 columns of tensor memory" in rec["unlaunchable"]
 
     def broken(cubin: bytes) -> bu.BinaryUsage:
         raise bu.UsageUnavailable("cuobjdump printed no resource usage")

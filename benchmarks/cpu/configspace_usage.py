@@ -131,12 +131,27 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
         # `ptxas` above is plain `ptxas -v` on the PTX; Triton assembles with its own options
         # (3.9: --regAllocOptLevel=2), so the binary it built can spill otherwise: its
         # registers and stack, read back from the cubin, are what the drop-in's check weighs.
+        why = _unlaunchable(compiled)
+        if why:  # e.g. Triton 3.9's lone-trap kernel of a TMEM overflow: it builds, never runs
+            rec["unlaunchable"] = why
         try:
             usage = cubin_usage(compiled.asm["cubin"])
             rec["cubin"] = {"registers": usage.registers, "stack_bytes": usage.stack_bytes}
         except Exception as e:
             rec["cubin_error"] = _first_line(e)
     return rec
+
+
+def _unlaunchable(compiled) -> str:
+    """Why the compiled kernel cannot run (the drop-in's own test: too much shared or tensor
+    memory, or a lone trap); "" when it can or the test cannot say."""
+    from ws_solver.triton.toolchain.unlaunchable import unlaunchable
+
+    try:
+        metadata = compiled.metadata._asdict()
+        return unlaunchable(metadata, str(compiled.asm.get("llir", "")))
+    except Exception:
+        return ""
 
 
 @contextlib.contextmanager

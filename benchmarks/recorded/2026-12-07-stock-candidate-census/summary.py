@@ -20,13 +20,26 @@ from pathlib import Path
 SHARED = 232_448
 
 
-def spilled(record: dict | None) -> int:
-    p = (record or {}).get("ptxas") or {}
+def spilled(record: dict | None, binary: bool = False) -> int:
+    """Bytes spilled: plain `ptxas -v` on the PTX, or with `binary` the stack of the binary
+    Triton built (records from 2026-12-07-census-forms on; Triton 3.9 assembles with
+    --regAllocOptLevel=2), where the record has it."""
+    record = record or {}
+    if binary and "cubin" in record:
+        return record["cubin"].get("stack_bytes") or 0
+    p = record.get("ptxas") or {}
     return max(p.get("stack_bytes") or 0, p.get("spill_store_bytes") or 0)
 
 
 def launchable(record: dict | None) -> bool:
-    return bool(record and record.get("ok") and (record.get("shared_bytes") or 0) <= SHARED)
+    """Built, within a block's shared memory, and not found unlaunchable by the drop-in's own
+    test (records from configspace_usage's `unlaunchable` field on: TMEM, lone trap)."""
+    return bool(
+        record
+        and record.get("ok")
+        and (record.get("shared_bytes") or 0) <= SHARED
+        and not record.get("unlaunchable")
+    )
 
 
 def load(paths: list[str], key=None) -> dict:
@@ -42,7 +55,7 @@ def load(paths: list[str], key=None) -> dict:
     return groups
 
 
-def counts(by: dict) -> dict:
+def counts(by: dict, binary: bool = False) -> dict:
     """The table's columns for one group's {config: {strategy: record}}."""
     c = dict.fromkeys(("stock_ok", "over", "opt_ok", "opt_spill", "kept", "same", "bad"), 0)
     c["configs"] = len(by)
@@ -50,13 +63,13 @@ def counts(by: dict) -> dict:
     for key, v in sorted(by.items()):
         b, o = v.get("builtin"), v.get("optimal")
         c["stock_ok"] += launchable(b)
-        c["over"] += bool(b and b.get("ok") and not launchable(b))
+        c["over"] += bool(b and b.get("ok") and (b.get("shared_bytes") or 0) > SHARED)
         if o and o.get("ok"):
             c["opt_ok"] += 1
-            c["opt_spill"] += spilled(o) > 0
+            c["opt_spill"] += spilled(o, binary) > 0
             c["kept"] += o.get("dropin_strategy") == "stock"
             c["same"] += bool(b and b.get("ok") and b.get("binary") == o.get("binary"))
-            if spilled(o) and launchable(b) and not spilled(b):
+            if spilled(o, binary) and launchable(b) and not spilled(b, binary):
                 c["bad"] += 1
                 worst.append(key)
     return c | {"worst": worst}
@@ -84,21 +97,31 @@ def _version_order(g: tuple) -> tuple:
 def by_family(paths: list[str]) -> None:
     groups = load(paths, key=lambda _, r: (r["family"], r["target"], r["triton"]))
     order = sorted(groups, key=_version_order)
+    print("Spills: the binary Triton built (its cubin's stack), where the records have it.")
+    print()
     print("| family | target | Triton " + HEADER)
     print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for g in order:
-        print(row(" | ".join(g), counts(groups[g])))
+        print(row(" | ".join(g), counts(groups[g], binary=True)))
     columns = sorted({g[1:] for g in groups}, key=lambda t: (int(t[0][2:]), t[1]))
     print()
-    print("**Spills where stock's launchable kernel does not** / configs sampled:")
+    print(
+        "**Spills where stock's launchable kernel does not** / configs sampled (the binary;"
+        " plain `ptxas -v` in brackets where it differs):"
+    )
     print()
     print("| family | " + " | ".join(f"{t} {v}" for t, v in columns) + " |")
     print("|---|" + "--:|" * len(columns))
     for family in dict.fromkeys(g[0] for g in order):
         cells = []
         for t, v in columns:
-            c = counts(groups[(family, t, v)]) if (family, t, v) in groups else None
-            cells.append(f"**{c['bad']}** / {c['configs']}" if c else "-")
+            if (family, t, v) not in groups:
+                cells.append("-")
+                continue
+            c = counts(groups[(family, t, v)], binary=True)
+            plain = counts(groups[(family, t, v)])["bad"]
+            other = f" ({plain})" if plain != c["bad"] else ""
+            cells.append(f"**{c['bad']}**{other} / {c['configs']}")
         print(f"| {family} | " + " | ".join(cells) + " |")
 
 
@@ -107,6 +130,8 @@ def _usage(r: dict | None) -> str:
         return "not built" + (f" ({str(r.get('error'))[:80]})" if r and r.get("error") else "")
     p = r.get("ptxas") or {}
     text = f"{p.get('registers')} regs, {spilled(r)} B spilled"
+    if "cubin" in r:
+        text = f"binary {r['cubin']['registers']} regs, {spilled(r, True)} B stack; plain -v {text}"
     if (r.get("shared_bytes") or 0) > SHARED:
         text += f", {r['shared_bytes']} B shared (over)"
     return text + (", specialized" if r.get("warp_specialize_ops") else "")
@@ -175,15 +200,22 @@ def details(paths: list[str]) -> None:
             + "".join(f"\n  - {d}" for d in differ)
         )
     print()
-    print("## `optimal` spills where stock's launchable kernel does not")
+    print("## `optimal` spills where stock's launchable kernel does not (binary or plain -v)")
     print()
     for g in order:
         for config, v in sorted(groups[g].items()):
             o, b = v.get("optimal"), v.get("builtin")
-            if o and o.get("ok") and spilled(o) and launchable(b) and not spilled(b):
+            if not (o and o.get("ok") and launchable(b)):
+                continue
+            which = [
+                name
+                for name, binary in (("binary", True), ("plain -v", False))
+                if spilled(o, binary) and not spilled(b, binary)
+            ]
+            if which:
                 d = o.get("decision") or {}
                 print(
-                    f"- {config} {' '.join(g)}: optimal {_usage(o)} (kept"
+                    f"- {config} {' '.join(g)} ({', '.join(which)}): optimal {_usage(o)} (kept"
                     f" {o.get('dropin_strategy')}, `{d.get('rule')}`: {d.get('evidence')});"
                     f" stock {_usage(b)}"
                 )
