@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchmarks.cpu import configspace_usage as cu
 from corpus import configspace as cs
 
@@ -219,3 +221,51 @@ def test_shared_memory_check() -> None:
     }
     assert check[(V, "sm90", "builtin")]["over_limit"] == 1
     assert list(check) == [(V, "sm90", "builtin"), (V, "sm90", "none")]
+
+
+def test_every_kth_samples_each_family_in_index_order() -> None:
+    entries = cs.space("gemm_tma") + cs.space("gemm_pointer")
+    picked = cu.every_kth(entries, 5)
+    for family in ("gemm_tma", "gemm_pointer"):
+        assert [e.key for e in picked if e.family == family] == [
+            e.key for e in cs.space(family)[::5]
+        ]
+    assert cu.every_kth(entries, 1) == entries
+    with pytest.raises(ValueError):
+        cu.every_kth(entries, 0)
+
+
+def test_every_option_reaches_the_sweep(tmp_path: Path, monkeypatch) -> None:
+    seen = []
+    monkeypatch.setattr(cu, "plan_tasks", lambda entries, *a: seen.extend(entries) or [])
+    out = tmp_path / "r.jsonl"
+    assert cu.main(["--out", str(out), "--family", "gemm_fp8", "--every", "7"]) == 0
+    assert [e.key for e in seen] == [e.key for e in cs.space("gemm_fp8")[::7]]
+
+
+def test_compile_record_reads_the_built_binary_too(monkeypatch, tmp_path: Path) -> None:
+    """Plain `ptxas -v` and the binary Triton built (its own ptxas options) both recorded."""
+    from types import SimpleNamespace
+
+    from benchmarks.common import bench_compile
+    from ws_solver.triton.toolchain import binary_usage as bu
+
+    kernel = SimpleNamespace(asm={"ptx": "PTX", "cubin": b"CUBIN", "llir": ""})
+    kernel.metadata = SimpleNamespace(_asdict=lambda: {"shared": 1024, "tmem_size": 0})
+    monkeypatch.setattr(bench_compile, "compile_job", lambda *a: (kernel, {"compile_s": 1.0}))
+    monkeypatch.setattr(bu, "ptx_usage", lambda ptx, cap: bu.BinaryUsage(255, 48, 48, 48))
+    monkeypatch.setattr(bu, "cubin_usage", lambda cubin: bu.BinaryUsage(255, 96))
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert rec["ptxas"]["stack_bytes"] == 48
+    assert rec["cubin"] == {"registers": 255, "stack_bytes": 96}
+    assert "unlaunchable" not in rec
+    kernel.metadata = SimpleNamespace(_asdict=lambda: {"shared": 1024, "tmem_size": 768})
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert "768 columns of tensor memory" in rec["unlaunchable"]
+
+    def broken(cubin: bytes) -> bu.BinaryUsage:
+        raise bu.UsageUnavailable("cuobjdump printed no resource usage")
+
+    monkeypatch.setattr(bu, "cubin_usage", broken)
+    rec = cu._compile_record("gemm_tma", "x", "builtin", 100, tmp_path)
+    assert "cubin" not in rec and rec["cubin_error"].startswith("UsageUnavailable")

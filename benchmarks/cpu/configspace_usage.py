@@ -3,12 +3,14 @@
 For each configuration (corpus/configspace.py) × target × strategy this compiles the kernel
 with Triton (no GPU: ``benchmarks.common.bench_compile.compile_job``) and assembles its PTX with
 ``ptxas -v`` (``triton.toolchain.binary_usage.ptx_usage``): registers, stack, spill bytes and
-whether ptxas serialized the wgmmas. Per configuration × target it also records the model's
-registers per thread of the unspecialized loop, from the TTGIR at the partitioner input point.
+whether ptxas serialized the wgmmas; and the registers and stack of the binary Triton built
+(``cubin_usage``: Triton's ptxas options can differ from plain ``-v``). Per configuration ×
+target it also records the model's registers per thread of the unspecialized loop, from the
+TTGIR at the partitioner input point.
 One JSON line per record in one output file (resumable: what the file holds is skipped).
 
     python -m benchmarks.cpu.configspace_usage --out FILE [--slice ci] [--family F]
-        [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
+        [--every K] [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
     python -m benchmarks.cpu.configspace_usage --summary FILE [FILE ...]
 
 Each configuration × target runs in a child process (``--child``) with its own Triton caches:
@@ -85,7 +87,7 @@ def _model_record(family: str, name: str, target: str, triton_version: str) -> d
 def _compile_record(family: str, name: str, strategy: str, capability: int, cache: Path) -> dict:
     """Compile one strategy's kernel and read ptxas's report of its PTX."""
     from benchmarks.common.bench_compile import Job, compile_job
-    from ws_solver.triton.toolchain.binary_usage import ptx_usage
+    from ws_solver.triton.toolchain.binary_usage import cubin_usage, ptx_usage
 
     with _stderr_captured() as printed:
         compiled, info = compile_job(Job(family, name, strategy), cache, capability)
@@ -126,7 +128,30 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
         except Exception as e:
             rec["ptxas_error"] = _first_line(e)
         rec["ptxas_s"] = round(time.perf_counter() - start, 2)
+        # `ptxas` above is plain `ptxas -v` on the PTX; Triton assembles with its own options
+        # (3.9: --regAllocOptLevel=2), so the binary it built can spill otherwise: its
+        # registers and stack, read back from the cubin, are what the drop-in's check weighs.
+        why = _unlaunchable(compiled)
+        if why:  # e.g. Triton 3.9's lone-trap kernel of a TMEM overflow: it builds, never runs
+            rec["unlaunchable"] = why
+        try:
+            usage = cubin_usage(compiled.asm["cubin"])
+            rec["cubin"] = {"registers": usage.registers, "stack_bytes": usage.stack_bytes}
+        except Exception as e:
+            rec["cubin_error"] = _first_line(e)
     return rec
+
+
+def _unlaunchable(compiled) -> str:
+    """Why the compiled kernel cannot run (the drop-in's own test: too much shared or tensor
+    memory, or a lone trap); "" when it can or the test cannot say."""
+    from ws_solver.triton.toolchain.unlaunchable import unlaunchable
+
+    try:
+        metadata = compiled.metadata._asdict()
+        return unlaunchable(metadata, str(compiled.asm.get("llir", "")))
+    except Exception:
+        return ""
 
 
 @contextlib.contextmanager
@@ -233,6 +258,21 @@ def read_records(paths: Iterable[Path]) -> list[dict]:
     return out
 
 
+def every_kth(entries: list, k: int) -> list:
+    """Every `k`-th entry of each family, in the given (index) order, from each family's
+    first: a sample fixed by the space alone, before any result is seen."""
+    if k < 1:
+        raise ValueError(f"--every must be at least 1, not {k}")
+    seen: dict[str, int] = {}
+    out = []
+    for e in entries:
+        i = seen.get(e.family, 0)
+        seen[e.family] = i + 1
+        if i % k == 0:
+            out.append(e)
+    return out
+
+
 def plan_tasks(
     entries: list, targets: list[str], strategies: list[str], triton_version: str, have: set
 ) -> list[tuple[Task, bool]]:
@@ -258,7 +298,7 @@ def sweep(args: argparse.Namespace) -> int:
     from corpus.configspace import select
 
     version = triton.__version__
-    entries = select(args.slice, args.family)
+    entries = every_kth(select(args.slice, args.family), args.every)
     have = {record_key(r) for r in read_records([args.out]) if "kind" in r}
     tasks = plan_tasks(entries, args.targets, args.strategies, version, have)
     if args.limit:
@@ -548,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", type=Path, nargs="+", help="print the summary of files")
     parser.add_argument("--slice", default=None, help="ci, or all (default)")
     parser.add_argument("--family", default=None)
+    parser.add_argument(
+        "--every", type=int, default=1, help="every K-th config of each family (index order)"
+    )
     parser.add_argument("--target", dest="targets", type=_csv, default=list(TARGETS))
     parser.add_argument("--strategies", type=_csv, default=list(STRATEGIES))
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
