@@ -35,6 +35,8 @@ Triton's own partitioner first, before the decision itself is given up.
    binary is kept too. Stock splits a 4-warp 128x256 sm_90 tile between two consumer warp
    groups, a kernel none of ws_solver's plans can express: it ran 1,088 TFLOP/s where the
    unspecialized kernel ws_solver kept spilled 1,696 B and ran 137 (issue 48's H100 sweep).
+   A stock kernel that computes with another tile's rows is no candidate: its build fails
+   (`toolchain.stock_defects`, read off its TTGIR; ptxas cannot see it).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..rewrites.chain import final_ptx, hopper_fix, post_pipeline
 from ..toolchain.reasons import headline, reason_from
+from ..toolchain.stock_defects import doubled_partition_offset
 from ..toolchain.unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
@@ -301,6 +302,10 @@ def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     metadata: dict = {}
     module = backend.make_ttgir(module, metadata, job.options, job.capability)
     specialized = _specialized(module)
+    # A stock kernel that computes with another tile's rows is no candidate (stock_defects).
+    defect = doubled_partition_offset(module.str()) if specialized else None
+    if defect:
+        raise RuntimeError(defect)
     progress("llir")
     llir = backend.make_llir(module, metadata, job.options, job.capability)
     # A stock kernel that would trap at launch is no candidate to keep (decision_check).
