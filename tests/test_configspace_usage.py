@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.cpu import configspace_records as cr
 from benchmarks.cpu import configspace_usage as cu
 from corpus import configspace as cs
 
@@ -68,19 +69,19 @@ RECORDS = [
 
 
 def test_spills() -> None:
-    assert cu.spills(_compile("x", "none", 255, stack=8)) is True
-    assert cu.spills(_compile("x", "none", 200)) is False
-    assert cu.spills(_failed("x", "none")) is None
+    assert cr.spills(_compile("x", "none", 255, stack=8)) is True
+    assert cr.spills(_compile("x", "none", 200)) is False
+    assert cr.spills(_failed("x", "none")) is None
 
 
 def test_spill_regressions() -> None:
-    rows = cu.spill_regressions(RECORDS)
+    rows = cr.spill_regressions(RECORDS)
     assert [(c, t, v) for c, t, v, _, _ in rows] == [("gemm_tma.a", "sm90", V)]
-    assert cu.spills_without_stock(RECORDS) == [("gemm_fp8.d", "sm90", V)]
+    assert cr.spills_without_stock(RECORDS) == [("gemm_fp8.d", "sm90", V)]
 
 
 def test_model_agreement() -> None:
-    a = cu.model_agreement(RECORDS)
+    a = cr.model_agreement(RECORDS)
     # d's `none` kernel is unspecialized; all four have a model record and a `none` ptxas
     assert a["n"] == 4
     assert (a["tp"], a["tn"], a["fp"], a["fn"]) == (1, 2, 1, 0)
@@ -94,12 +95,12 @@ def test_model_agreement() -> None:
 
 def test_model_agreement_skips_specialized_and_missing() -> None:
     recs = [_model("x.a", 300), _compile("x.a", "none", 255, stack=8, ws=1), _model("x.b", 100)]
-    assert cu.model_agreement(recs)["n"] == 0
+    assert cr.model_agreement(recs)["n"] == 0
 
 
 def test_latest_record_wins() -> None:
     recs = [_failed("gemm_tma.a", "optimal"), _compile("gemm_tma.a", "optimal", 200)]
-    counts = cu.strategy_counts(recs)
+    counts = cr.strategy_counts(recs)
     assert counts[(V, "sm90", "optimal")] | {} == {
         "n": 1,
         "errors": 0,
@@ -111,12 +112,12 @@ def test_latest_record_wins() -> None:
 
 
 def test_strategy_counts_and_summary() -> None:
-    counts = cu.strategy_counts(RECORDS)
+    counts = cr.strategy_counts(RECORDS)
     assert counts[(V, "sm90", "builtin")]["errors"] == 2
     assert counts[(V, "sm90", "optimal")]["spill"] == 2
     assert counts[(V, "sm90", "optimal")]["serialized"] == 2
     assert counts[(V, "sm90", "optimal")]["ws"] == 1
-    text = cu.summary(RECORDS)
+    text = cr.summary(RECORDS)
     assert "Triton 3.6.0 sm90: 4" in text
     assert "| 3.6.0 | sm90 | optimal | 4 | 0 | 1 | 2 | 2 |" in text
     assert "- 3.6.0 sm90 builtin: 2 × RuntimeError: PassManager::run failed" in text
@@ -132,7 +133,7 @@ def test_strategy_counts_and_summary() -> None:
 def test_read_records_skips_a_torn_line(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(RECORDS[0]) + "\n" + json.dumps(RECORDS[1])[:20])
-    assert cu.read_records([path, tmp_path / "missing.jsonl"]) == [RECORDS[0]]
+    assert cr.read_records([path, tmp_path / "missing.jsonl"]) == [RECORDS[0]]
 
 
 def test_plan_tasks_resumes() -> None:
@@ -212,7 +213,7 @@ def test_shared_memory_check() -> None:
         _compile(key, "builtin", 168, shared_bytes=cs.SMEM_LIMIT + 1),
         _compile("gemm_tma.unknown", "none", 100, shared_bytes=1000),
     ]
-    check = cu.shared_memory_check(recs)
+    check = cr.shared_memory_check(recs)
     assert check[(V, "sm90", "none")] == {
         "n": 1,
         "over_limit": 0,

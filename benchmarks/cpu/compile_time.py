@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.cpu.configspace_usage import percentile
+from benchmarks.cpu.configspace_records import percentile
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGETS = {"sm90": 90, "sm100": 100}

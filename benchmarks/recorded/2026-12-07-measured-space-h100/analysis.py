@@ -8,6 +8,7 @@ fixed in 01ecd70), and over the distinct binaries (optimal's cubin not stock's).
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 from benchmarks.analysis.configspace_sweep import geomean
@@ -35,37 +36,40 @@ def main(paths: list[str]) -> None:
         print(line("all", [c for _, c in pairs]))
         print(line("GEMM families only", [c for r, c in pairs if "attention" not in r["family"]]))
         for form in ("host", "indesc", "pointer"):
+
             def of_form(family: str, form: str = form) -> bool:
                 if form == "indesc":
                     return family.endswith("_indesc")
                 if form == "pointer":
                     return family.endswith("_pointer") or family == "gemm_pointer"
                 return not family.endswith(("_indesc", "_pointer")) and family != "gemm_pointer"
+
             print(line(f"form {form}", [c for r, c in pairs if of_form(r["family"])]))
         distinct = [
-            c for r, c in pairs
+            c
+            for r, c in pairs
             if (r.get("optimal") or {}).get("binary") != (r.get("stock") or {}).get("binary")
         ]
         print(line("optimal's binary not stock's", distinct))
         wins = [x for c in distinct if (x := c.ratio("optimal")) is not None]
-        print(f"  optimal/stock on distinct binaries: {len(wins)} timed, "
-              f"{sum(x > 1.03 for x in wins)} > 1.03, {sum(x < 0.97 for x in wins)} < 0.97, "
-              f"range {min(wins):.3f}-{max(wins):.3f}, geomean {geomean(wins):.3f}")
-        used = {}
-        for r, _ in pairs:
-            o = r.get("optimal") or {}
-            used[(o.get("strategy_used"), o.get("rule"))] = used.get((o.get("strategy_used"), o.get("rule")), 0) + 1
-        print("  optimal built:", sorted(used.items(), key=lambda kv: -kv[1]))
-        picks = {}
-        for r, _ in pairs:
-            w = (r.get("measured") or {}).get("winner")
-            picks[w] = picks.get(w, 0) + 1
-        print("  measured picked:", picks)
+        print(
+            f"  optimal/stock on distinct binaries: {len(wins)} timed, "
+            f"{sum(x > 1.03 for x in wins)} > 1.03, {sum(x < 0.97 for x in wins)} < 0.97, "
+            f"range {min(wins):.3f}-{max(wins):.3f}, geomean {geomean(wins):.3f}"
+        )
+        used = Counter(
+            ((r.get("optimal") or {}).get("strategy_used"), (r.get("optimal") or {}).get("rule"))
+            for r, _ in pairs
+        )
+        print("  optimal built:", used.most_common())
+        picks = Counter((r.get("measured") or {}).get("winner") for r, _ in pairs)
+        print("  measured picked:", dict(picks))
         costs = [((r.get("measured") or {}).get("tuning") or {}) for r, _ in pairs]
         costs = [t for t in costs if t.get("total_s") is not None]
         for part in ("compile_s", "check_s", "bench_s", "total_s"):
             v = sorted(t[part] for t in costs)
-            print(f"  measured first launch {part}: median {v[len(v)//2]:.3f} max {v[-1]:.3f} (n {len(v)})")
+            middle, most = v[len(v) // 2], v[-1]
+            print(f"  first launch {part}: median {middle:.3f} max {most:.3f} (n {len(v)})")
 
 
 if __name__ == "__main__":
