@@ -523,35 +523,34 @@ class KernelCompile:
             self._log()
 
     def _cubin(self, src: Any, metadata: dict) -> Any:
-        assert self.stock_cubin is not None
-        reused = self._assembled(src)
-        if reused is not None:
-            assert self.report is not None
-            self.report.notes.append("ptxas run once: the decision check's cubin of this PTX")
-            metadata["ws_solver"] = self.report.to_dict()
-            return reused
-        if self.unreleased_ptx is None:
-            return self.stock_cubin(src, metadata)
         try:
-            return self.stock_cubin(src, metadata)
+            return self._assemble(src, metadata)
         except Exception as e:
+            if self.unreleased_ptx is None:
+                raise
             assert self.report is not None
             self.report.notes.append(
                 f"per-warp-group release undone: ptxas rejected it ({failure_reason(e, '')})"
             )
             metadata["ws_solver"] = self.report.to_dict()
-            reused = self._assembled(self.unreleased_ptx)
-            return reused if reused is not None else self.stock_cubin(self.unreleased_ptx, metadata)
+            return self._assemble(self.unreleased_ptx, metadata)
 
-    def _assembled(self, ptx: Any) -> bytes | None:
-        """The cubin the decision check's build already assembled from this very PTX (same
-        options, knobs and ptxas): ptxas is not run twice (issue 49)."""
-        if self.report is None or not isinstance(ptx, str):
-            return None
-        try:
-            return lguard.guard().assembled(cubin_key(ptx, self.capability, self.options))
-        except Exception:  # a key that cannot be computed: ptxas runs as usual
-            return None
+    def _assemble(self, ptx: Any, metadata: dict) -> Any:
+        """ptxas on ``ptx``, unless the decision check's build already assembled this very
+        PTX (same options, knobs and ptxas): then its cubin (issue 49: ptxas runs once)."""
+        assert self.stock_cubin is not None
+        reused = None
+        if self.report is not None and isinstance(ptx, str):
+            try:
+                reused = lguard.guard().assembled(cubin_key(ptx, self.capability, self.options))
+            except Exception:  # a key that cannot be computed: ptxas runs as usual
+                reused = None
+        if reused is None:
+            return self.stock_cubin(ptx, metadata)
+        assert self.report is not None
+        self.report.notes.append("ptxas run once: the decision check's cubin of this PTX")
+        metadata["ws_solver"] = self.report.to_dict()
+        return reused
 
 
 # -- helpers ----------------------------------------------------------------------------------
