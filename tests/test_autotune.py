@@ -14,9 +14,10 @@ pytest.importorskip("triton")
 
 from stand_in_driver import StandInDriver
 
-from ws_solver.triton.autotuning import autotuner, candidates, tuning  # noqa: E402
+from ws_solver.core import candidates  # noqa: E402
+from ws_solver.core.candidates import REFERENCE, Candidate  # noqa: E402
+from ws_solver.triton.autotuning import autotuner, tuning  # noqa: E402
 from ws_solver.triton.autotuning.autotuner import Autotuner, WSTuningWarning  # noqa: E402
-from ws_solver.triton.autotuning.candidates import REFERENCE, Candidate  # noqa: E402
 
 ARGS = ("x", "out", "n", "BLOCK")
 

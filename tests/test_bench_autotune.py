@@ -16,7 +16,8 @@ from stand_in_driver import StandInDriver
 
 from benchmarks.common import autotune_warm, bench_strategies  # noqa: E402
 from benchmarks.gpu import bench_autotune, bench_kernels  # noqa: E402
-from ws_solver.triton.autotuning import autotuner, candidates  # noqa: E402
+from ws_solver.core import candidates  # noqa: E402
+from ws_solver.triton.autotuning import autotuner  # noqa: E402
 from ws_solver.triton.autotuning.tuning import Outcome, TuningReport  # noqa: E402
 
 ROW = {"job": "gemm_tma.c.autotune", "kernel": "gemm_tma", "config": "c", "strategy": "autotune"}

@@ -17,9 +17,10 @@ from triton_util import compile_corpus_kernel  # noqa: E402
 
 import ws_solver.triton as wst  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
+from ws_solver.core.candidates import MEASURED_CANDIDATES  # noqa: E402
 from ws_solver.triton.autotuning import autotuner  # noqa: E402
 from ws_solver.triton.autotuning.autotuner import WSTuningWarning  # noqa: E402
-from ws_solver.triton.autotuning.measured import CANDIDATES, Measurer, RestoringHooks  # noqa: E402
+from ws_solver.triton.autotuning.measured import Measurer, RestoringHooks  # noqa: E402
 from ws_solver.triton.dropin import environ, launches  # noqa: E402
 
 pytestmark = pytest.mark.triton
@@ -71,7 +72,7 @@ def make(kernels: dict, ms: dict) -> tuple[Measurer, SizedLauncher, FakeTimer]:
 def test_the_fastest_that_agrees_wins_and_the_arguments_come_back() -> None:
     kernels = {"stock": ("s", double), "optimal": ("o", double), "none": ("n", scratch_x)}
     tuner, launcher, _ = make(kernels, {"stock": 2.0, "optimal": 1.0, "none": 3.0})
-    assert [c.name for c in tuner.candidates] == list(CANDIDATES)
+    assert [c.name for c in tuner.candidates] == list(MEASURED_CANDIDATES)
     x, out = Sized([1.0, 2.0, 3.0]), Sized([7.0] * 3)
     tuner[(1,)](x, out, 3, BLOCK=32)
     report = autotuner.last_tuning_report()
@@ -108,6 +109,60 @@ def test_an_interrupted_tuning_still_gives_the_arguments_back() -> None:
         tuner[(1,)](x, out, 2, BLOCK=32)
     assert x.data == [1.0, 2.0] and out.data == [5.0, 5.0]
     assert not any(math.isnan(v) for v in out.data)
+
+
+def test_a_first_round_drops_the_far_behind_when_many_are_asked_for() -> None:
+    names = ("stock", "optimal", "none", "heuristic", "stock~s+1")
+    kernels = {n: (n, double) for n in names}
+    ms = {"stock": 2.0, "optimal": 1.0, "none": 1.05, "heuristic": 3.0, "stock~s+1": 1.2}
+    launcher = SizedLauncher(kernels)
+    timer = FakeTimer(launcher, ms)
+    tuner = Measurer(None, ARGS, {}, launcher=launcher, timer=timer, candidates=names)
+    tuner[(1,)](Sized([1.0, 2.0]), Sized([0.0, 0.0]), 2, BLOCK=32)
+    report = autotuner.last_tuning_report()
+    status = {c.name: c.status for c in report.candidates}
+    assert report.winner == "optimal"
+    # 10% behind the fastest first round: dropped after it, with that one time.
+    assert status == {
+        "stock": "dropped",
+        "optimal": "timed",
+        "none": "timed",
+        "heuristic": "dropped",
+        "stock~s+1": "dropped",
+    }
+    assert (
+        report.outcome("heuristic").ms == [3.0]
+        and "200% behind" in report.outcome("heuristic").reason
+    )
+    # One round of five, then whole cycles of the two kept (not of all five).
+    assert len(timer.order) == 5 + report.rounds * 2
+    assert report.rounds < 5
+
+
+def test_three_distinct_binaries_take_every_round() -> None:
+    kernels = {"stock": ("s", double), "optimal": ("o", double), "none": ("n", double)}
+    tuner, _, _ = make(kernels, {"stock": 9.0, "optimal": 1.0, "none": 3.0})
+    tuner[(1,)](Sized([1.0]), Sized([0.0]), 1, BLOCK=32)
+    assert {c.status for c in autotuner.last_tuning_report().candidates} == {"timed"}
+
+
+def test_candidates_are_asked_for_with_stock_always_among_them(tmp_path) -> None:
+    settings = wst.enable("measured", cache_dir=str(tmp_path), candidates="optimal, none~s+1")
+    try:
+        assert settings.candidates == ("stock", "optimal", "none~s+1")
+        measurer = launches.measurer_factory(specialized_kernel, launches._session)
+        assert [c.name for c in measurer.candidates] == ["stock", "optimal", "none~s+1"]
+    finally:
+        wst.disable()
+    with pytest.raises(ValueError, match="candidates: 'optimal~zz': unknown knob"):
+        wst.enable("measured", cache_dir=str(tmp_path), candidates=["optimal~zz"])
+    with pytest.raises(ValueError, match="candidates are measured mode's"):
+        wst.enable("optimal", cache_dir=str(tmp_path), candidates=["none"])
+    assert not wst.is_enabled()
+    asked = environ.enable_arguments(
+        {"WS_SOLVER": "measured", "WS_SOLVER_CANDIDATES": "optimal,heuristic"}
+    )
+    assert asked == {"strategy": "measured", "candidates": ("optimal", "heuristic")}
 
 
 def test_without_a_gpu_stocks_kernel_is_launched_and_said_once() -> None:

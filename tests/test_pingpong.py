@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ws_solver.triton.autotuning.candidates import parse
+from ws_solver.core.candidates import parse
 from ws_solver.triton.rewrites.pingpong import take_turns
 from ws_solver.triton.rewrites.wgrelease import release_per_warp_group
 

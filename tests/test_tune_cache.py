@@ -15,9 +15,9 @@ pytest.importorskip("triton")
 
 from test_autotune import GOOD, _isolated, launch, make, wrong  # noqa: E402, F401
 
+from ws_solver.core.candidates import REFERENCE  # noqa: E402
 from ws_solver.triton.autotuning import autotuner, tunecache  # noqa: E402
 from ws_solver.triton.autotuning.autotuner import WSTuningWarning  # noqa: E402
-from ws_solver.triton.autotuning.candidates import REFERENCE  # noqa: E402
 
 MS = {"heuristic": 1.0, "optimal": 1.0, "none": 2.0}
 

@@ -112,7 +112,7 @@ def source_of(spec: dict) -> tuple[Any, dict]:
 # -- building -----------------------------------------------------------------------------------
 def builds(candidates: Sequence[str] | str) -> list[Any]:
     """What the autotuner builds for one call: its reference, then each candidate once."""
-    from ws_solver.triton.autotuning.candidates import REFERENCE, expand
+    from ws_solver.core.candidates import REFERENCE, expand
 
     return [REFERENCE, *(c for c in expand(candidates) if c != REFERENCE)]
 
@@ -197,7 +197,7 @@ def warm_in_subprocess(
 
 def main(argv: list[str] | None = None) -> int:
     """The helper of ``warm_in_subprocess``: compile one spec's builds, write the record."""
-    from ws_solver.triton.autotuning.candidates import DEFAULT_CANDIDATES
+    from ws_solver.core.candidates import DEFAULT_CANDIDATES
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("spec", type=Path, help="the call's spec (JSON, see the module)")

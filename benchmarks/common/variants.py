@@ -1,6 +1,6 @@
 """Plan-sweep variants: one drop-in strategy plus the knobs the drop-in controls.
 
-The names are those of ``ws_solver.triton.autotuning.candidates`` (``explore:2``, ``heuristic~ov0``,
+The names are those of ``ws_solver.core.candidates`` (``explore:2``, ``heuristic~ov0``,
 ``optimal~wg0``, ``none~s+1``), less the names the bench gives meanings of its own: a bare
 ``none``/``heuristic``/``optimal`` is a bench strategy, and ``triton`` variants are the bench's
 ``triton*`` strategies (see bench_strategies.DROPIN_SETTINGS).
@@ -8,9 +8,9 @@ The names are those of ``ws_solver.triton.autotuning.candidates`` (``explore:2``
 
 from __future__ import annotations
 
+from ws_solver.core.candidates import Candidate as Variant
+from ws_solver.core.candidates import parse as parse_candidate
 from ws_solver.core.strategy import EXPLORE, PIPELINE_STRATEGIES
-from ws_solver.triton.autotuning.candidates import Candidate as Variant
-from ws_solver.triton.autotuning.candidates import parse as parse_candidate
 
 PLANS = tuple(s.value for s in PIPELINE_STRATEGIES)  # explore:K aside
 

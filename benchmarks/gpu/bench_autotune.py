@@ -42,7 +42,7 @@ from benchmarks.common.bench_strategies import TUNED
 from benchmarks.gpu.bench_gpu import BENCH, mark_progress
 from corpus import kernels as corpus_kernels
 from ws_solver.cli.tune import standing_in
-from ws_solver.triton.autotuning.candidates import DEFAULT_CANDIDATES, expand
+from ws_solver.core.candidates import DEFAULT_CANDIDATES, expand
 
 SEED = 1234  # bench_gpu.bench_kernel's inputs: the launch that is timed is the one tuned
 

@@ -8,6 +8,7 @@ the ways users write them, verified and timed in the same interleaved rounds (is
     python -m benchmarks.gpu.bench_measured --out DIR [--family gemm_tma_indesc]  # issue 48's
         # first sweep: one family, fp16/fp8, M = N = 8192, K = 4096 (no --space)
     python -m benchmarks.gpu.bench_measured --out DIR --second-process [--space ...]
+    ... --candidates stock,optimal,none,heuristic,stock~s+1   # measured mode's candidates
 
 The configurations (``measured_space``) are chosen before timing; ``--part K/N`` builds and
 times only the K-th of N equal chunks, into its own ``results-partKofN.jsonl``. Per config:
@@ -54,6 +55,9 @@ BATCH_MS = 30.0
 SEED = 1234  # bench_gpu's bench-size seed
 LEGACY_SIZES = {"M": 8192, "N": 8192, "K": 4096}
 VARIANTS = measured_summary.VARIANTS
+# ``--candidates``: measured mode's candidates in this process and its build workers (empty:
+# the drop-in's default, ``core.candidates.MEASURED_CANDIDATES``).
+CANDIDATES: tuple[str, ...] = ()
 
 
 # -- inputs and launches ---------------------------------------------------------------------
@@ -118,6 +122,8 @@ def _mode(name: str) -> None:
 
     if name == "stock":
         wst.disable()
+    elif name == "measured":
+        wst.enable(name, candidates=CANDIDATES)
     else:
         wst.enable(name)
 
@@ -129,7 +135,9 @@ def _error_line(e: BaseException) -> str:
 
 
 # -- phase 1: builds in workers ----------------------------------------------------------------
-def _worker_init(nice: int) -> None:
+def _worker_init(nice: int, candidates: tuple[str, ...] = ()) -> None:
+    global CANDIDATES
+    CANDIDATES = candidates
     if nice:  # --overlap: the timed process comes first
         os.nice(nice)
 
@@ -341,7 +349,7 @@ def second_process(rows: list[dict], size: int | None) -> list[dict]:
     from corpus import kernels as corpus_kernels
     from ws_solver.triton.autotuning import autotuner
 
-    wst.enable("measured")
+    wst.enable("measured", candidates=CANDIDATES)
     out = []
     for row in rows:
         module = corpus_kernels.load(row["family"])
@@ -425,8 +433,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} configs, {args.jobs} build workers", flush=True)
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
-    nice = (5 if args.overlap else 0,)
-    with ProcessPoolExecutor(args.jobs, context, _worker_init, nice) as pool:
+    init = (5 if args.overlap else 0, CANDIDATES)
+    with ProcessPoolExecutor(args.jobs, context, _worker_init, init) as pool:
         work = functools.partial(build, size=args.size)
         futures = [pool.submit(work, row) for row in rows]
         builds = None if args.overlap else [_built(f) for f in futures]
@@ -509,6 +517,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stall-s", type=float, default=60.0, help="no progress this long: exit")
     p.add_argument("--list", action="store_true", help="print the configs and exit (CPU)")
     p.add_argument("--second-process", action="store_true")
+    p.add_argument(
+        "--candidates",
+        default="",
+        help="measured mode's candidates, comma-separated (default: the drop-in's own)",
+    )
     return p
 
 
@@ -532,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.out is None:
         p.error("--out is required (except with --list)")
+    global CANDIDATES
+    CANDIDATES = tuple(c.strip() for c in args.candidates.split(",") if c.strip())
     _set_caches(args.cache_root)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.second_process:

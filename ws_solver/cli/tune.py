@@ -22,10 +22,10 @@ from typing import Any
 from .. import __version__
 from ..backends.local import usable_cores
 from ..core import readers
+from ..core.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
 from ..core.processes import die_with_parent, python_command
 from ..core.wording import count
 from ..report import tune as render
-from ..triton.autotuning.candidates import DEFAULT_CANDIDATES, REFERENCE, expand, parse
 from ..triton.autotuning.launcher import unavailable
 from ..triton.autotuning.tuning import first_line
 from .common import (

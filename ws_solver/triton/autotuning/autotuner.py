@@ -25,8 +25,15 @@ from typing import Any
 
 from triton.runtime.jit import KernelInterface
 
+from ...core.candidates import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_STRATEGY,
+    REFERENCE,
+    Candidate,
+    expand,
+    parse,
+)
 from . import tunecache
-from .candidates import DEFAULT_CANDIDATES, DEFAULT_STRATEGY, REFERENCE, Candidate, expand, parse
 from .launcher import TritonLauncher
 from .tuning import Call, Hooks, Outcome, ReferenceFailed, Tuning, TuningReport, call_key
 
@@ -143,6 +150,7 @@ class Autotuner(KernelInterface):
         cache_results: bool = True,
         enable_options: Mapping[str, Any] | None = None,
         launcher: Any = None,
+        drop_behind: float | None = None,
     ) -> None:
         if rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds}")
@@ -155,6 +163,7 @@ class Autotuner(KernelInterface):
         self.prune_configs_by = dict(prune_configs_by or {})
         self.timer = timer or timer_from(None, 25, 100)
         self.rounds = rounds
+        self.drop_behind = drop_behind  # Tuning.drop_behind
         self.outputs = list(outputs) if outputs is not None else None
         self.tolerance = tolerance
         self.cache_results = cache_results
@@ -263,6 +272,7 @@ class Autotuner(KernelInterface):
             self.outputs,
             self.tolerance,
             self.rounds,
+            drop_behind=self.drop_behind,
         )
         report = TuningReport(name, list(key), "", device=device, reference=REFERENCE.name)
         report.rounds = self.rounds

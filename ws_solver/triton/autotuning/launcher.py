@@ -19,8 +19,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from ...core.candidates import Candidate
 from ..toolchain import versions
-from .candidates import Candidate
 from .tuning import tolerance_for
 
 _LOCK = threading.RLock()

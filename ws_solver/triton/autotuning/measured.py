@@ -27,15 +27,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.candidates import MEASURED_CANDIDATES, MEASURED_DEFAULT
 from ..dropin.session import Session
 from .autotuner import Autotuner, WSTuningWarning
 from .tuning import Call, Hooks, TuningReport
 
-# What measured mode builds and times: stock's kernel (the default answer), the drop-in's
-# default strategy and the unspecialized kernel (the decision that most often separates
-# them, and that only timing settles: issue 48's 4-warp 128x128 GEMMs).
-CANDIDATES = ("stock", "optimal", "none")
-DEFAULT = "stock"
+# A first timing round drops candidates this much slower than its fastest, when more than
+# tuning.DROP_ABOVE distinct binaries are to be timed: the first launch's time grows with the
+# candidates, not with their square.
+DROP_BEHIND = 0.10
 
 
 @dataclass
@@ -78,8 +78,8 @@ class RestoringHooks(Hooks):
 
 
 class Measurer(Autotuner):
-    """One kernel's measured choices (an ``Autotuner`` over ``CANDIDATES``, stock's kernel
-    its default)."""
+    """One kernel's measured choices (an ``Autotuner`` over ``candidates``, by default
+    ``MEASURED_CANDIDATES``, stock's kernel its default)."""
 
     def __init__(
         self,
@@ -88,16 +88,18 @@ class Measurer(Autotuner):
         enable_options: Mapping[str, Any],
         launcher: Any = None,
         timer: Callable[[Callable[[], None]], float] | None = None,
+        candidates: Sequence[str] = MEASURED_CANDIDATES,
     ) -> None:
         super().__init__(
             jit,
             arg_names,
-            candidates=CANDIDATES,
-            default=DEFAULT,
+            candidates=candidates,
+            default=MEASURED_DEFAULT,
             hooks=RestoringHooks(),
             enable_options=enable_options,
             launcher=launcher,
             timer=timer,
+            drop_behind=DROP_BEHIND,
         )
         assert isinstance(self.hooks, RestoringHooks)
         self.hooks.tensors = self.launcher.tensors
@@ -129,7 +131,8 @@ class Measurer(Autotuner):
 
 def measurer(jit: Any, session: Session) -> Measurer:
     """The measurer of one kernel under a measured session's settings."""
-    return Measurer(jit, jit.arg_names, build_options(session))
+    candidates = session.settings.candidates or MEASURED_CANDIDATES
+    return Measurer(jit, jit.arg_names, build_options(session), candidates=candidates)
 
 
 def build_options(session: Session) -> dict[str, Any]:

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ...core.candidates import Candidate
 from ...model.target import target_for
 from ..toolchain.binary_usage import ptx_usage
-from .candidates import Candidate
 from .launcher import build_scope, layers
 
 

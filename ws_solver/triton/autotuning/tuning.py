@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from .candidates import Candidate
+from ...core.candidates import Candidate
 
 # Relative error ‖out − ref‖₂ / ‖ref‖₂ a candidate's output may have against the reference's,
 # per dtype: about twice the unit roundoff, since two schedules of one kernel may round a
@@ -135,7 +135,7 @@ class Outcome:
     """What happened to one candidate."""
 
     name: str
-    status: str = "pending"  # timed, duplicate, discarded, failed, pruned
+    status: str = "pending"  # timed, untimed, duplicate, discarded, failed, pruned, dropped
     binary: str | None = None
     same_as: str | None = None  # duplicate: the candidate with the same binary that was timed
     strategy_used: str | None = None  # what the drop-in compiled (after its fallbacks)
@@ -319,6 +319,9 @@ def first_line(e: BaseException) -> str:
 
 
 # -- the procedure -------------------------------------------------------------------------------
+DROP_ABOVE = 3  # distinct binaries a tuning times in full rounds before a first round drops some
+
+
 class ReferenceFailed(RuntimeError):
     """The reference build failed, so no candidate can be checked."""
 
@@ -336,6 +339,9 @@ class Tuning:
     outputs: Sequence[str] | None = None  # None: the tensors the reference's run changes
     tolerance: float | None = None
     rounds: int = 3
+    # With more than DROP_ABOVE distinct binaries to time: a first round drops those this
+    # fraction slower than its fastest (None: every one takes every round).
+    drop_behind: float | None = None
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # compile, check, bench
     reference_s: float = 0.0  # the reference's first launch, with its compile
@@ -461,12 +467,40 @@ class Tuning:
         by_name = {c.name: c for c in self.candidates}
         calls = {name: self._timed_call(by_name[name]) for name in distinct}
         self.hooks.timing()
+        if self.drop_behind is not None and len(calls) > DROP_ABOVE:
+            calls = self._first_round(calls, passed)
         times, errors = time_rounds(self.timer, calls, self.rounds)
-        for name in distinct:
+        for name in calls:
             passed[name].ms = times.get(name, [])
             if name in errors:
                 passed[name].status, passed[name].reason = "failed", errors[name]
-        timed = {n: passed[n].ms for n in distinct if passed[n].status != "failed"}
+        timed = {n: passed[n].ms for n in calls if passed[n].status != "failed"}
         for name in timed:
             passed[name].status = "timed"
         return fastest(timed) if timed else self.reference.name
+
+    def _first_round(
+        self, calls: dict[str, Callable[[], None]], passed: dict[str, Outcome]
+    ) -> dict[str, Callable[[], None]]:
+        """Each call timed once; the ones more than ``drop_behind`` slower than the fastest
+        are dropped (their one time kept), so the rounds time few candidates however many
+        were asked for (each round times every candidate: the cost is quadratic)."""
+        first: dict[str, float] = {}
+        for name, call in calls.items():
+            try:
+                first[name] = self.timer(call)
+            except Exception as e:
+                passed[name].status, passed[name].reason = "failed", first_line(e)
+        if not first:
+            return {}
+        assert self.drop_behind is not None
+        best = min(first.values())
+        kept = {}
+        for name, ms in first.items():
+            if ms <= best * (1 + self.drop_behind):
+                kept[name] = calls[name]
+                continue
+            outcome = passed[name]
+            outcome.status, outcome.ms = "dropped", [ms]
+            outcome.reason = f"{100 * (ms / best - 1):.0f}% behind the fastest in a first round"
+        return kept

@@ -67,6 +67,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WS_SOLVER_SKIP", "skip", _patterns),
     Variable(REPORT, "report_file", _report_file),
     Variable("WS_SOLVER_DUMP", "dump_dir", check_dump_dir),
+    Variable("WS_SOLVER_CANDIDATES", "candidates", _patterns),
 )
 
 

@@ -9,6 +9,7 @@ import warnings
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from ...core.candidates import measured_names
 from ...core.options import check_flag, check_optional_seconds
 from ...core.strategy import DROPIN_STRATEGIES, FALLBACK_ORDER, Explore, Strategy, parse_strategy
 from ...pipeline import plancache
@@ -78,6 +79,9 @@ class Settings:
     # A folder each compile's planner input, annotated TTGIR, plans and report go to
     # (dump.py); not part of the digest: it changes no binary.
     dump_dir: str | None = None
+    # Measured mode's candidates (core.candidates' names; empty: MEASURED_CANDIDATES); not
+    # part of the digest: they choose among binaries, the tuning cache keys them.
+    candidates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Bad values fail here, one line (ValueError), not as a fallback at compile time."""
@@ -90,6 +94,16 @@ class Settings:
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))
         object.__setattr__(self, "skip", check_patterns(self.skip, "skip"))
+        if self.candidates:
+            if self.strategy != Strategy.MEASURED:
+                raise ValueError(
+                    f"candidates are measured mode's; strategy {self.strategy} measures nothing"
+                )
+            try:
+                names = measured_names(self.candidates)
+            except ValueError as e:
+                raise ValueError(f"candidates: {e}") from None
+            object.__setattr__(self, "candidates", names)
 
     def skipped_by(self, kernel: str) -> str | None:
         """The first ``skip`` pattern that names ``kernel``, else None."""

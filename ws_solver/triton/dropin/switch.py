@@ -60,6 +60,7 @@ def enable(
     skip: str | Sequence[str] = (),
     report_file: str | os.PathLike | None = None,
     dump_dir: str | os.PathLike | None = None,
+    candidates: str | Sequence[str] = (),
     **options: Any,
 ) -> Settings:
     """Compile warp-specialized kernels through ws_solver until ``disable()``.
@@ -94,6 +95,9 @@ def enable(
     less when ptxas spills the chosen kernel.
     ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
     their compiles run Triton's own stages and are reported as ``"stock"`` with the pattern.
+    ``candidates``: measured mode's candidates, names as ``autotune`` takes them (a list,
+    or one string split at commas: ``"stock,optimal,none,heuristic,stock~s+1"``); stock's
+    kernel is always one. Default: ``core.candidates.MEASURED_CANDIDATES``.
     ``dump_dir``: a folder each compiled kernel's planner input TTGIR, annotated TTGIR, plans
     and report are written to (``ws_solver.triton.dropin.dump``; what ``ws-solver
     partition``, ``explain`` and ``compare`` take).
@@ -127,12 +131,22 @@ def enable(
         check_decision=check_decision,
         skip=skip,
         dump_dir=dump,
+        candidates=_candidate_list(candidates),
     )
     with lock:
         if _session is not None:
             _uninstall(reset_caches)
         _install(settings, cache_base, None, reset_caches, log)
     return settings
+
+
+def _candidate_list(candidates: Any) -> tuple[str, ...]:
+    """``candidates`` as a tuple of specs (``Settings`` checks each)."""
+    if isinstance(candidates, str):
+        return tuple(p.strip() for p in candidates.split(",") if p.strip())
+    if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) for c in candidates):
+        raise TypeError("enable(): candidates must be a string or a list of strings")
+    return tuple(candidates)
 
 
 def solve_options(solve: SolveOptions | None, loose: dict[str, Any]) -> SolveOptions:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ...core.strategy import BUILD_STRATEGIES, EXPLORE, parse_strategy, top_count
+from .strategy import BUILD_STRATEGIES, EXPLORE, parse_strategy, top_count
 
 PLANS = tuple(s.value for s in BUILD_STRATEGIES)  # explore:K aside
 SEP = "~"
@@ -36,6 +36,12 @@ SEP = "~"
 # without ws_solver (its two-consumer-group sm_90 GEMMs are none of ws_solver's builds).
 DEFAULT_CANDIDATES = ("stock", "heuristic", "optimal", "none", "triton")
 DEFAULT_STRATEGY = "optimal"
+# What the drop-in's measured mode times unless ``enable(candidates=...)`` says otherwise:
+# stock's kernel (its default answer, and a candidate however the list is given), the drop-in's
+# default strategy and the unspecialized kernel (the decision that most often separates
+# them, and that only timing settles: issue 48's 4-warp 128x128 GEMMs).
+MEASURED_CANDIDATES = ("stock", "optimal", "none")
+MEASURED_DEFAULT = "stock"
 
 
 @dataclass(frozen=True)
@@ -118,3 +124,11 @@ def expand(specs: Iterable[str] | str) -> tuple[Candidate, ...]:
     if not out:
         raise ValueError("no candidates given")
     return tuple(out.values())
+
+
+def measured_names(specs: Iterable[str] | str) -> tuple[str, ...]:
+    """Measured mode's candidates from ``specs`` (``expand``'s grammar): their names, stock's
+    kernel first when the list leaves it out (it is the default answer: measuring can only
+    add to it)."""
+    names = tuple(c.name for c in expand(specs))
+    return names if MEASURED_DEFAULT in names else (MEASURED_DEFAULT, *names)
