@@ -1,5 +1,7 @@
 """ptxas's and cuobjdump's reports read into BinaryUsage, and the order of two kernels."""
 
+from dataclasses import replace
+
 import pytest
 
 from ws_solver.triton.toolchain.binary_usage import (
@@ -8,6 +10,7 @@ from ws_solver.triton.toolchain.binary_usage import (
     parse_ptxas_log,
     parse_res_usage,
 )
+from ws_solver.triton.toolchain.sass_loops import LoopSpills
 
 PTXAS_SPILLING = """\
 ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized \
@@ -58,7 +61,7 @@ def test_unreadable_output_is_an_error(reader):
         reader("ptxas fatal   : something else")
 
 
-def test_kernels_are_ordered_by_spilled_bytes_alone():
+def test_kernels_without_loop_spills_are_ordered_by_spilled_bytes_alone():
     serialized = BinaryUsage(90, 0, 0, 0, True)  # the C7511 note without a spill
     clean = BinaryUsage(168, 0, 0, 0, False)
     spilling = BinaryUsage(255, 624, 1664, 1152, True)
@@ -66,3 +69,41 @@ def test_kernels_are_ordered_by_spilled_bytes_alone():
     assert spilling.worse_than(clean) and not clean.worse_than(spilling)
     assert BinaryUsage(255, 0, 2000, 0, False).worse_than(spilling)  # more spill stores
     assert not serialized.spills and spilling.spills
+
+
+def with_hot(usage: BinaryUsage, hot: int, total: int = 20) -> BinaryUsage:
+    return replace(usage, loop_spills=LoopSpills(loops=2, total=total, in_loops=total, hot=hot))
+
+
+# Issue 48 (H100, Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2): stock
+# spilled 72 B around its epilogue and ran 3.25 ms; Triton's partitioner's build spilled 36 B
+# with its loop counter reloaded every K step and ran 5.35 ms.
+STOCK_72 = with_hot(BinaryUsage(255, 72, 72, 72, False), hot=0, total=36)
+TRITON_36 = with_hot(BinaryUsage(255, 32, 36, 44, False), hot=7, total=20)
+
+
+def test_spills_in_hot_loops_weigh_before_bytes():
+    assert TRITON_36.worse_than(STOCK_72) and not STOCK_72.worse_than(TRITON_36)
+    assert not STOCK_72.relieved_by(TRITON_36)  # bytes alone said it did: 2 * 36 <= 72
+    assert TRITON_36.relieved_by(STOCK_72)  # 0 of its 7 hot spill instructions
+    clean = BinaryUsage(168, 0, 0, 0, False)
+    assert clean.hot_spills == 0 and STOCK_72.relieved_by(clean)
+
+
+def test_bytes_decide_where_hot_counts_tie_or_are_unknown():
+    unknown = BinaryUsage(255, 72, 72, 72, False)
+    assert unknown.hot_spills is None
+    assert STOCK_72.relieved_by(with_hot(BinaryUsage(255, 36, 36, 36, False), hot=0))
+    assert not STOCK_72.relieved_by(with_hot(BinaryUsage(255, 40, 40, 40, False), hot=0))
+    assert unknown.relieved_by(TRITON_36)  # unknown on one side: bytes, as before
+    assert with_hot(STOCK_72, hot=3).relieved_by(with_hot(STOCK_72, hot=1))
+    assert not with_hot(STOCK_72, hot=3).relieved_by(with_hot(STOCK_72, hot=2))  # not half
+
+
+def test_summary_and_json_with_and_without_loop_spills():
+    assert TRITON_36.summary() == "255 registers, 36 B spilled, 7 spill instructions in hot loops"
+    old = BinaryUsage(255, 72, 72, 72, False)
+    assert "loop_spills" not in old.to_dict()  # the shape older readers know
+    assert BinaryUsage.from_dict(old.to_dict()) == old
+    assert BinaryUsage.from_dict(TRITON_36.to_dict()) == TRITON_36
+    assert BinaryUsage.from_dict(old.to_dict() | {"later_field": 1}) == old

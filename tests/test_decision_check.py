@@ -9,6 +9,7 @@ from ws_solver.model.decision import UNMEASURED_REVERSAL_MARGIN, reversal
 from ws_solver.model.target import SM90, SM100
 from ws_solver.triton.dropin.decision_check import Built, Candidate, settle
 from ws_solver.triton.toolchain.binary_usage import BinaryUsage
+from ws_solver.triton.toolchain.sass_loops import LoopSpills
 
 CLEAN = BinaryUsage(168, 0, 0, 0, False)
 SPILLING = BinaryUsage(255, 624, 1664, 1152, True)
@@ -102,6 +103,32 @@ def test_spilling_choice_gives_way_to_one_spilling_at_most_half():
     half = BinaryUsage(255, 832, 832, 800, True)
     builds = {"optimal": ok(False, SPILLING), "heuristic, forced": ok(True, half)}
     settled, _ = run(ours, other, SM90, builds, stock=Built("error", reason="boom"))
+    assert settled.candidate is other and settled.record["rule"] == "spill check"
+
+
+def test_fewer_bytes_spilled_in_the_hot_loop_do_not_relieve():
+    """Issue 48 (H100, Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2):
+    Triton's partition spilled 36 B to ours' and stock's 72 B, was kept by bytes, and ran
+    0.61x stock's speed: it reloads its loop counter every K step, they spill only around
+    the epilogue. Where the spills sit weighs first: ours stands, and the record says why."""
+    ours, other = candidate("optimal", False), candidate("triton", True)
+    hot = LoopSpills(loops=2, total=20, in_loops=13, hot=7)
+    cold = LoopSpills(loops=2, total=36, in_loops=36, hot=0)
+    spill_72 = BinaryUsage(255, 72, 72, 72, False, cold)
+    builds = {
+        "optimal": ok(False, spill_72),
+        "triton": ok(False, BinaryUsage(255, 32, 36, 44, False, hot)),
+    }
+    settled, flipped = run(ours, other, SM90, builds, stock=ok(False, spill_72))
+    assert settled.candidate is ours and flipped == ["optimal"]
+    assert settled.record["rule"] == "measured target"
+    assert (
+        "triton 255 registers, 36 B spilled, 7 spill instructions in hot loops"
+        in (settled.record["spill_check"])
+    )
+    # By bytes alone (the SASS unread) the 36 B build relieves the 72 B one, as before.
+    builds["triton"] = ok(False, BinaryUsage(255, 32, 36, 44, False))
+    settled, _ = run(ours, other, SM90, builds, stock=ok(False, spill_72))
     assert settled.candidate is other and settled.record["rule"] == "spill check"
 
 

@@ -10,7 +10,8 @@ TTGIR at the partitioner input point.
 One JSON line per record in one output file (resumable: what the file holds is skipped).
 
     python -m benchmarks.cpu.configspace_usage --out FILE [--slice ci] [--family F]
-        [--every K] [--target sm90,sm100] [--strategies builtin,none,...] [--jobs N] [--limit N]
+        [--every K] [--configs FILE] [--target sm90,sm100] [--strategies builtin,none,...]
+        [--jobs N] [--limit N]
     python -m benchmarks.cpu.configspace_usage --summary FILE [FILE ...]
 
 Each configuration × target runs in a child process (``--child``) with its own Triton caches:
@@ -118,6 +119,14 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
                 "evidence": str(decision.get("evidence", ""))[:300],
                 "stock_specialized": (decision.get("stock") or {}).get("specialized"),
                 "kept": decision.get("kept"),
+                "spill_check": str(decision.get("spill_check", ""))[:400],
+                # every build the check weighed, as it recorded them (usage with the SASS
+                # loop counts where one spilled): enough to replay the rule offline
+                "builds": {
+                    role: decision[role]
+                    for role in ("ours", "other", "stock", "triton")
+                    if isinstance(decision.get(role), dict)
+                },
             }
     if compiled is not None:
         start = time.perf_counter()
@@ -135,6 +144,8 @@ def _compile_record(family: str, name: str, strategy: str, capability: int, cach
         try:
             usage = cubin_usage(compiled.asm["cubin"])
             rec["cubin"] = {"registers": usage.registers, "stack_bytes": usage.stack_bytes}
+            if usage.loop_spills is not None:  # where the binary's spill instructions sit
+                rec["cubin"]["loop_spills"] = usage.loop_spills.to_dict()
         except Exception as e:
             rec["cubin_error"] = _first_line(e)
     return rec
@@ -283,6 +294,9 @@ def sweep(args: argparse.Namespace) -> int:
 
     version = triton.__version__
     entries = every_kth(select(args.slice, args.family), args.every)
+    if args.configs:  # only the configurations the file names, one family.name a line
+        wanted = set(args.configs.read_text().split())
+        entries = [e for e in entries if e.key in wanted]
     have = {record_key(r) for r in read_records([args.out]) if "kind" in r}
     tasks = plan_tasks(entries, args.targets, args.strategies, version, have)
     if args.limit:
@@ -338,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", default=None)
     parser.add_argument(
         "--every", type=int, default=1, help="every K-th config of each family (index order)"
+    )
+    parser.add_argument(
+        "--configs", type=Path, default=None, help="a file of family.name lines: only those"
     )
     parser.add_argument("--target", dest="targets", type=_csv, default=list(TARGETS))
     parser.add_argument("--strategies", type=_csv, default=list(STRATEGIES))

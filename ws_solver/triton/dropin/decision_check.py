@@ -13,10 +13,16 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    fails or spills): elsewhere the record says `not built`, and the compile saves a ptxas
    run (issue 49).
 2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
-   kept when it spills at most half as many bytes (`relieves`; none at all, the case the
+   kept when it spills at most half as much (`relieves`; none at all, the case the
    check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
    kernel without a spill): the model's register estimate is a model, ptxas's count is the
-   fact. A small difference between two spilling kernels decides nothing: over the sm_90
+   fact. Where the spills sit weighs first (`BinaryUsage.worse_than`): the spill
+   instructions an inner loop runs every iteration (read off the SASS), then bytes. Under
+   Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2, Triton's partitioner's
+   build spilled 36 B against stock's 72 B and was kept, and ran 0.61x stock's speed on the
+   H100: it reloads its loop counter from local memory every K step (7 hot spill
+   instructions, 5 of them on the K step's path), stock spills only around its epilogue
+   (0). A small difference between two spilling kernels decides nothing: over the sm_90
    config space a swap to 2-29% fewer bytes was made in 10 Triton 3.6 configurations, none
    ran faster for it, and 4-warp d64 m128n128 `ahead` ran 1.5x slower
    (benchmarks/results/2026-12-06-attention-oos-h200). Half is a policy between those two
@@ -101,7 +107,7 @@ class Built:
         return Built(
             status=verdict.status,
             specialized=facts.get("specialized"),
-            usage=BinaryUsage(**usage) if isinstance(usage, dict) else None,
+            usage=BinaryUsage.from_dict(usage) if isinstance(usage, dict) else None,
             reason=verdict.reason,
         )
 
@@ -140,15 +146,17 @@ def _usages(chosen: Built, other: Built) -> tuple[BinaryUsage, BinaryUsage] | No
 
 
 def better(chosen: Built, other: Built) -> bool:
-    """Whether `other` is strictly less spilled than `chosen` (ties keep the chosen one)."""
+    """Whether `other` is strictly less spilled than `chosen` (`BinaryUsage.worse_than`:
+    hot spill instructions, then bytes; ties keep the chosen one)."""
     usages = _usages(chosen, other)
     return usages is not None and usages[0].worse_than(usages[1])
 
 
 def relieves(chosen: Built, other: Built) -> bool:
-    """Whether `other` spills at most half the bytes the spilling `chosen` does."""
+    """Whether `other` spills at most half what the spilling `chosen` does
+    (`BinaryUsage.relieved_by`: hot spill instructions where they differ, else bytes)."""
     usages = _usages(chosen, other)
-    return usages is not None and 2 * usages[1].spilled_bytes <= usages[0].spilled_bytes
+    return usages is not None and usages[0].relieved_by(usages[1])
 
 
 @dataclass
@@ -255,6 +263,8 @@ def settle(
         if relieves(chosen_built, alt_built):
             record |= {"rule": "spill check", "evidence": evidence}
             chosen = alt
+        else:  # weighed and kept: the record says against what
+            record["spill_check"] = f"{evidence}; stock {_built(stock_built)}: kept"
     record.setdefault("stock", dict(NOT_BUILT))
     record["kept"] = chosen.label
     record["specialized"] = chosen.specialized
@@ -273,9 +283,9 @@ def _built(built: Built) -> str:
 
 
 def _spills_less(a: Built, b: Built) -> bool:
-    """Whether build `a` spills strictly fewer bytes than build `b` (both built)."""
+    """Whether build `a` spills strictly less than build `b` (both built; `worse_than`)."""
     usages = _usages(a, b)
-    return usages is not None and usages[0].spilled_bytes < usages[1].spilled_bytes
+    return usages is not None and usages[1].worse_than(usages[0])
 
 
 def _stock(record: dict, stock_built: Built, rule: str, evidence: str) -> Settled:
