@@ -85,19 +85,24 @@ TRITON_36 = with_hot(BinaryUsage(255, 32, 36, 44, False), hot=7, total=20)
 def test_spills_in_hot_loops_weigh_before_bytes():
     assert TRITON_36.worse_than(STOCK_72) and not STOCK_72.worse_than(TRITON_36)
     assert not STOCK_72.relieved_by(TRITON_36)  # bytes alone said it did: 2 * 36 <= 72
-    assert TRITON_36.relieved_by(STOCK_72)  # 0 of its 7 hot spill instructions
+    # Hot counts veto, they do not relieve on their own: 72 B is not half of 36 B.
+    assert not TRITON_36.relieved_by(STOCK_72)
     clean = BinaryUsage(168, 0, 0, 0, False)
     assert clean.hot_spills == 0 and STOCK_72.relieved_by(clean)
+    # Causal attention d128 m128n64 w4 under 3.6: 40 B with 5 hot is no relief of 56 B with 11.
+    ours = with_hot(BinaryUsage(255, 56, 56, 56, False), hot=11)
+    assert not ours.relieved_by(with_hot(BinaryUsage(255, 40, 40, 40, False), hot=5))
 
 
-def test_bytes_decide_where_hot_counts_tie_or_are_unknown():
+def test_bytes_relieve_unless_hot_counts_say_more():
     unknown = BinaryUsage(255, 72, 72, 72, False)
     assert unknown.hot_spills is None
     assert STOCK_72.relieved_by(with_hot(BinaryUsage(255, 36, 36, 36, False), hot=0))
     assert not STOCK_72.relieved_by(with_hot(BinaryUsage(255, 40, 40, 40, False), hot=0))
     assert unknown.relieved_by(TRITON_36)  # unknown on one side: bytes, as before
-    assert with_hot(STOCK_72, hot=3).relieved_by(with_hot(STOCK_72, hot=1))
-    assert not with_hot(STOCK_72, hot=3).relieved_by(with_hot(STOCK_72, hot=2))  # not half
+    half = with_hot(BinaryUsage(255, 36, 36, 36, False), hot=3)
+    assert with_hot(STOCK_72, hot=3).relieved_by(half)  # half the bytes, no more hot
+    assert not with_hot(STOCK_72, hot=2).relieved_by(half)  # half the bytes, more hot
 
 
 def test_summary_and_json_with_and_without_loop_spills():
