@@ -16,8 +16,10 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    kept when it spills at most half as much (`relieves`; none at all, the case the
    check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
    kernel without a spill): the model's register estimate is a model, ptxas's count is the
-   fact. Where the spills sit weighs first (`BinaryUsage.worse_than`): the spill
-   instructions an inner loop runs every iteration (read off the SASS), then bytes. Under
+   fact. Where the spills sit can veto a relief (`BinaryUsage.relieved_by`): a build with
+   more spill instructions on an inner loop's every-iteration path (read off the SASS)
+   relieves nothing, however few its bytes; among reliefs those instructions order first
+   (`worse_than`). Under
    Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2, Triton's partitioner's
    build spilled 36 B against stock's 72 B and was kept, and ran 0.61x stock's speed on the
    H100: it reloads its loop counter from local memory every K step (7 hot spill
@@ -154,7 +156,7 @@ def better(chosen: Built, other: Built) -> bool:
 
 def relieves(chosen: Built, other: Built) -> bool:
     """Whether `other` spills at most half what the spilling `chosen` does
-    (`BinaryUsage.relieved_by`: hot spill instructions where they differ, else bytes)."""
+    (`BinaryUsage.relieved_by`: half the bytes, and no more hot spill instructions)."""
     usages = _usages(chosen, other)
     return usages is not None and usages[0].relieved_by(usages[1])
 
