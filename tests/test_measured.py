@@ -66,13 +66,18 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def make(kernels: dict, ms: dict) -> tuple[Measurer, SizedLauncher, FakeTimer]:
     launcher = SizedLauncher(kernels)
     timer = FakeTimer(launcher, ms)
-    return Measurer(None, ARGS, {}, launcher=launcher, timer=timer), launcher, timer
+    names = ("stock", "optimal", "none")
+    return (
+        Measurer(None, ARGS, {}, launcher=launcher, timer=timer, candidates=names),
+        launcher,
+        timer,
+    )
 
 
 def test_the_fastest_that_agrees_wins_and_the_arguments_come_back() -> None:
     kernels = {"stock": ("s", double), "optimal": ("o", double), "none": ("n", scratch_x)}
     tuner, launcher, _ = make(kernels, {"stock": 2.0, "optimal": 1.0, "none": 3.0})
-    assert [c.name for c in tuner.candidates] == list(MEASURED_CANDIDATES)
+    assert [c.name for c in tuner.candidates] == ["stock", "optimal", "none"]
     x, out = Sized([1.0, 2.0, 3.0]), Sized([7.0] * 3)
     tuner[(1,)](x, out, 3, BLOCK=32)
     report = autotuner.last_tuning_report()
@@ -144,6 +149,12 @@ def test_three_distinct_binaries_take_every_round() -> None:
     tuner, _, _ = make(kernels, {"stock": 9.0, "optimal": 1.0, "none": 3.0})
     tuner[(1,)](Sized([1.0]), Sized([0.0]), 1, BLOCK=32)
     assert {c.status for c in autotuner.last_tuning_report().candidates} == {"timed"}
+
+
+def test_the_default_candidates_are_stock_ours_and_their_stage_variants() -> None:
+    tuner = Measurer(None, ARGS, {}, launcher=SizedLauncher({}), timer=lambda call: 1.0)
+    assert [c.name for c in tuner.candidates] == list(MEASURED_CANDIDATES)
+    assert MEASURED_CANDIDATES[0] == "stock" and "optimal~s+1" in MEASURED_CANDIDATES
 
 
 def test_candidates_are_asked_for_with_stock_always_among_them(tmp_path) -> None:

@@ -38,9 +38,13 @@ DEFAULT_CANDIDATES = ("stock", "heuristic", "optimal", "none", "triton")
 DEFAULT_STRATEGY = "optimal"
 # What the drop-in's measured mode times unless ``enable(candidates=...)`` says otherwise:
 # stock's kernel (its default answer, and a candidate however the list is given), the drop-in's
-# default strategy and the unspecialized kernel (the decision that most often separates
-# them, and that only timing settles: issue 48's 4-warp 128x128 GEMMs).
-MEASURED_CANDIDATES = ("stock", "optimal", "none")
+# default strategy, the unspecialized kernel, and stock's and optimal's builds with one more
+# pipeline stage. Chosen on the H100 under Triton 3.6 (the candidates that won 20 or more of
+# 165 configs; heuristic, triton and explore:1 won 0-8 and leaving them out cost 0.001-0.002
+# of the geomean), then timed as the default under Triton 3.9: 1.205x stock, n 102
+# (benchmarks/results/2026-12-07-measured-candidates-h100). About half of that is the stage:
+# stock with one more stage alone is 1.11x stock there.
+MEASURED_CANDIDATES = ("stock", "optimal", "none", "stock~s+1", "optimal~s+1")
 MEASURED_DEFAULT = "stock"
 
 

@@ -69,8 +69,9 @@ def enable(
     (Triton's own partitioner through the same pipeline), "none" (no specialization),
     "explore:K" (each loop's K-th best plan under the cost model, as `ws-solver explore`
     lists them; rank 0 is the modeled optimum), "stock" (stock Triton's own kernel, with a
-    report) or "measured" (at a kernel's first launch per specialization, stock's kernel,
-    optimal's and the unspecialized one are checked and timed on the launch's own arguments,
+    report) or "measured" (at a kernel's first launch per specialization, ``candidates``, by
+    default stock's kernel, optimal's, the unspecialized one and stock's and optimal's with
+    one more stage, are checked and timed on the launch's own arguments,
     which come out unchanged, and the fastest that computes the reference's answer is kept,
     on disk too; ``ws_solver.triton.autotuning.measured``).
     ``cache=False`` neither reads nor writes the plan cache. ``apply_registers=False``
