@@ -20,15 +20,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ..rewrites.chain import final_ptx, hopper_fix, post_pipeline
+from ..rewrites.chain import PostFacts, final_ptx, hopper_fix, post_pipeline
+from ..toolchain import lowering_env
 from ..toolchain.reasons import headline, reason_from
 from ..toolchain.stock_defects import doubled_partition_offset
 from ..toolchain.unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
 BINARY = "binary"  # a probe's facts: the cubin it assembled and its key (binary_usage.cubin_key)
+LOWERED = "lowered"  # probe_binary's facts: its `Lowering` (the compile's stages take it)
 STDERR_TAIL = 16_000  # characters of the child's stderr that come back with a verdict
 
 # What each stage of the probe is, for messages ("Triton's pipeline did not finish in 60 s").
@@ -278,16 +281,37 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     _lower(job, progress)
 
 
+@dataclass(frozen=True)
+class Lowering:
+    """What probe_binary's lowering made, as the compile's own ttgir, llir and ptx stages
+    would make it of the same module (issue 49: the compile then lowers once)."""
+
+    ttgir: str  # the ttgir stage's module, printed (what Triton keeps as the .ttgir)
+    llir: str  # make_llir's
+    ptx: str  # make_ptx's, before `final_ptx`
+    ttgir_metadata: dict  # what each stage set in Triton's metadata
+    llir_metadata: dict
+    ptx_metadata: dict
+    post: PostFacts
+    environment: str  # lowering_env.fingerprint() of the child
+
+
 def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     """`probe_lowering`, then on to PTX and ptxas: whether the kernel came out
-    warp-specialized and its registers and spills (the drop-in's decision check)."""
-    backend, specialized, llir, metadata, post = _lower(job, progress)
+    warp-specialized and its registers and spills (the drop-in's decision check), its
+    cubin and its `Lowering`."""
+    backend, ttgir, llir, metadata, post, ttgir_metadata = _lower(job, progress)
+    ptx_metadata: dict = {}
+    ptx = _make_ptx(backend, job, llir, ptx_metadata, progress)
     # The PTX the compile will assemble: with the per-warp-group release where it applies
     # (kernel_compile's `_wants_release`), so that ptxas's count is the kept binary's.
     released = job.release_per_warp_group and job.capability // 10 == 9 and bool(post.lowered)
-    return _assembled(
-        backend, job, specialized, llir, metadata, progress, post if released else None
+    facts = _assembled(backend, job, _specialized(ttgir), ptx, progress, post if released else None)
+    environment = lowering_env.fingerprint()
+    lowering = Lowering(
+        ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, post.facts(), environment
     )
+    return {**facts, LOWERED: lowering}
 
 
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
@@ -312,7 +336,8 @@ def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(f"stock's kernel: {why}")
-    return _assembled(backend, job, specialized, llir, metadata, progress)
+    ptx = _make_ptx(backend, job, llir, metadata, progress)
+    return _assembled(backend, job, specialized, ptx, progress)
 
 
 def _backend(job: Any) -> tuple[Any, Any]:
@@ -328,12 +353,12 @@ def _backend(job: Any) -> tuple[Any, Any]:
 
 
 def _specialized(module: Any) -> bool:
-    return "ttg.warp_specialize(" in module.str()
+    return "ttg.warp_specialize(" in str(module)
 
 
-def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict, Any]:
-    """(backend, whether warp-specialized, LLVM IR, metadata, the post-pipeline stage) of
-    ``job.text`` lowered."""
+def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, str, Any, dict, Any, dict]:
+    """(backend, the TTGIR, LLVM IR, metadata of make_llir, the post-pipeline stage, metadata
+    of the ttgir stage) of ``job.text`` lowered."""
     from ..toolchain import make_ttgir as tpipe
 
     progress("parse")
@@ -349,10 +374,11 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
         job.release_per_warp_group,
         getattr(job.options, "num_stages", None),
     )
+    ttgir_metadata: dict = {}
     module = tpipe.run_after_partition(
-        module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress
+        module, job.options, job.capability, ttgir_metadata, rewrite, progress
     )
-    specialized = _specialized(module)
+    ttgir = str(module)  # before make_llir's passes change the module
     # Some partitioned modules pass make_ttgir and fail only when lowered to LLVM (e.g. two
     # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
     # The drop-in can still fall back at this point, so the probe goes one stage further.
@@ -362,24 +388,27 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(why)
-    return backend, specialized, llir, metadata, rewrite
+    return backend, ttgir, llir, metadata, rewrite, ttgir_metadata
+
+
+def _make_ptx(backend: Any, job: Any, llir: Any, metadata: dict, progress: Callable) -> str:
+    """Triton's make_ptx of ``llir``."""
+    progress("ptx")
+    return backend.make_ptx(str(llir), metadata, job.options, job.capability)
 
 
 def _assembled(
     backend: Any,
     job: Any,
     specialized: bool,
-    llir: Any,
-    metadata: dict,
+    ptx: str,
     progress: Callable,
     post: Any = None,
 ) -> dict:
-    """Triton's PTX of ``llir`` (rewritten as `final_ptx` does, given the lowered module's
-    ``post`` stage) through ptxas: the build's facts, and its cubin."""
+    """Triton's PTX (rewritten as `final_ptx` does, given the lowered module's ``post``
+    stage) through ptxas: the build's facts, and its cubin."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
-    progress("ptx")
-    ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
     texts = [ptx]
     if post is not None:
         final = final_ptx(ptx, job.num_warps, post.ring_depth, getattr(job, "take_turns", False))
