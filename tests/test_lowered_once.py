@@ -4,6 +4,8 @@ is byte for byte the one this process's own lowering makes. CPU only."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("triton")
@@ -19,6 +21,7 @@ from ws_solver.triton.toolchain import versions  # noqa: E402
 pytestmark = pytest.mark.triton
 
 ASM = ("ttgir", "llir", "ptx", "cubin")
+REUSED = "ptxas run once: the decision check's cubin of this PTX"
 
 
 def _compiled(root, kernel: str, config: str, tag: str):
@@ -46,19 +49,20 @@ def _loop_facts(report) -> list[dict]:
 
 
 @pytest.mark.parametrize(
-    ("kernel", "config"),
+    ("kernel", "config", "used"),
     [
-        ("gemm_tma_indesc", "t128x128x64_w4_s3"),  # unspecialized, device-side descriptors
-        ("gemm_fp8", "t128x256x128_w8_s3"),  # specialized, per-warp-group release
+        ("gemm_tma_indesc", "t128x128x64_w4_s3", "optimal"),  # unspecialized, device descriptors
+        ("gemm_fp8", "t128x256x128_w8_s3", "optimal"),  # specialized, per-warp-group release
     ],
 )
-def test_the_handed_lowering_makes_the_same_kernel(isolated, monkeypatch, kernel, config):  # noqa: F811
+def test_the_handed_lowering_makes_the_same_kernel(isolated, monkeypatch, kernel, config, used):  # noqa: F811
     """The same kernel with the handover and with this process lowering again: every stage's
     text, the cubin, Triton's metadata (its keys in the same order) and the report's facts of
     the post-pipeline stage are equal."""
     once, once_report = _compiled(isolated, kernel, config, "once")
     monkeypatch.setattr(handover, "taken", lambda *args: None)
     twice, twice_report = _compiled(isolated, kernel, config, "twice")
+    assert once_report.strategy_used == used
     assert handover.LOWERED_ONCE in once_report.notes
     assert handover.LOWERED_ONCE not in twice_report.notes
     for stage in ASM:
@@ -68,6 +72,34 @@ def test_the_handed_lowering_makes_the_same_kernel(isolated, monkeypatch, kernel
         assert getattr(once_report, field) == getattr(twice_report, field), field
     assert _loop_facts(once_report) == _loop_facts(twice_report)
     assert [n for n in once_report.notes if n != handover.LOWERED_ONCE] == twice_report.notes
+
+
+def test_stock_kept_is_the_build_the_check_weighed(isolated, monkeypatch) -> None:  # noqa: F811
+    """A 4-warp 128x256 GEMM whose plans spill: the decision check keeps stock's kernel, and
+    the compile's stages take the build of it whose spills the check weighed. (Stock Triton
+    3.6 lowers this kernel to one of two TTGIRs and cubins from run to run, in one process
+    too, so a second lowering is no reference: each stage's text is the child's, the cubin
+    is its ptxas run, and the metadata has the keys of a compile that lowers here.)"""
+    handed: list = []
+    lowered = lguard.LoweringGuard.lowered
+
+    def spy(self, key):
+        handed.append(lowered(self, key))
+        return handed[-1]
+
+    monkeypatch.setattr(lguard.LoweringGuard, "lowered", spy)
+    once, report = _compiled(isolated, "gemm_tma_indesc", "t128x256x64_w4_s3", "once")
+    assert report.strategy_used == "stock" and report.decision["rule"] == "spill check: stock"
+    assert handover.LOWERED_ONCE in report.notes and REUSED in report.notes
+    lowering = handed[-1]
+    assert lowering.post is None  # stock's make_ttgir
+    assert [once.asm[s] for s in ASM[:3]] == [lowering.ttgir, lowering.llir, lowering.ptx]
+    metadata = _metadata(once)
+    for stage in (lowering.ttgir_metadata, lowering.llir_metadata, lowering.ptx_metadata):
+        assert stage and {k: metadata[k] for k in stage} == json.loads(json.dumps(stage))
+    monkeypatch.setattr(handover, "taken", lambda *args: None)
+    twice, _ = _compiled(isolated, "gemm_tma_indesc", "t128x256x64_w4_s3", "twice")
+    assert list(_metadata(twice)) == list(metadata)
 
 
 def test_a_knob_set_in_this_process_only_lowers_here(isolated) -> None:  # noqa: F811

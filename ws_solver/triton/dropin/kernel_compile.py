@@ -108,6 +108,8 @@ class KernelCompile:
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
         self._stock_future: Future | None = None  # stock's build, started early
+        self._stock_job: lguard.LoweringJob | None = None  # and what it built, once it did
+        self._stock_verdict: lguard.Verdict | None = None
         self.part_text: str | None = None  # the planner's input (for dump_dir)
         self.annotated: str | None = None  # what the kept attempt handed to Triton
         self.handed: lguard.Lowering | None = None  # the child's lowering the stages take
@@ -202,9 +204,7 @@ class KernelCompile:
                 chosen = self._choose(strategy, part_text, len(sites))
                 loop_reports = chosen.loop_reports
                 if chosen.stock:  # the decision check kept stock Triton's own kernel
-                    stock_module = tpipe.parse_module_text(self.ttir or "", context)
-                    stock_result = self.stock_ttgir(stock_module, metadata)
-                    return self._stock_kept(stock_result, sites)
+                    return self._stock_kept(self._stock_ttgir(context, metadata), sites)
                 requests = records.register_requests(loop_reports)
                 # An unspecialized module is the input minus its tags, lowered as Triton would;
                 # on sm_100 it is probed too: its tensor memory can overflow the SM's (a
@@ -229,7 +229,7 @@ class KernelCompile:
                 f"diagnostics of the {strategy} attempt: {records.first_line(err.text)}"
             )
         if "hopper" in post.missing:
-            self._warn_hopper_once()
+            self.session.warn_once("hopper", records.HOPPER_UNAVAILABLE)
         # The decision check may have kept another strategy's plan (report.decision says why).
         used = strategy if chosen.label == str(strategy) else Strategy(chosen.strategy)
         report.strategy_used = used
@@ -332,7 +332,9 @@ class KernelCompile:
         )
         where = os.path.join(self.session.cache_dir, "lowering-probes")
         timeout = self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
-        return Built.from_verdict(lguard.guard().probe(job, timeout, where, STOCK_PROBE))
+        verdict = lguard.guard().probe(job, timeout, where, STOCK_PROBE)
+        self._stock_job, self._stock_verdict = job, verdict  # its lowering (_stock_ttgir)
+        return Built.from_verdict(verdict)
 
     def _partition(
         self,
@@ -356,20 +358,39 @@ class KernelCompile:
     ) -> tuple[PostFacts, Any]:
         """The rest of make_ttgir on ``annotated``: the guard child's lowering of it where
         `handover.taken` allows (then its text, which the llir stage knows), else here."""
-        key = self._lowering_job(annotated, requests).key(BINARY_PROBE)
-        own = all(self.stages.get(n) == getattr(self, n) for n in ("ttgir", "llir", "ptx"))
-        verdict = self.built.get(annotated)
-        lowering = handover.taken(lguard.guard().lowered(key), verdict, own)
-        if lowering is not None:
-            metadata.update(lowering.ttgir_metadata)
-            self.handed = lowering
-            return lowering.post, lowering.ttgir
+        job = self._lowering_job(annotated, requests)
+        lowering = self._handed_over(job, BINARY_PROBE, self.built.get(annotated))
+        if lowering is not None and lowering.post is not None:
+            return lowering.post, self._take(lowering, metadata)
         post = self._post_pipeline(requests)
         module = tpipe.parse_module_text(annotated, context)
         module = tpipe.run_after_partition(
             module, self.options, self.capability, metadata, post_pipeline=post
         )
         return post.facts(), module
+
+    def _stock_ttgir(self, context: Any, metadata: dict) -> Any:
+        """Stock Triton's make_ttgir on the kernel's TTIR: the guard child's where
+        `handover.taken` allows, else here."""
+        job, verdict = self._stock_job, self._stock_verdict
+        lowering = self._handed_over(job, STOCK_PROBE, verdict) if job is not None else None
+        if lowering is not None:
+            return self._take(lowering, metadata)
+        return self.stock_ttgir(tpipe.parse_module_text(self.ttir or "", context), metadata)
+
+    def _handed_over(
+        self, job: lguard.LoweringJob, function: str, verdict: Any
+    ) -> lguard.Lowering | None:
+        """The child's lowering of ``job``, where the stages may take it."""
+        own = all(self.stages.get(n) == getattr(self, n) for n in ("ttgir", "llir", "ptx"))
+        return handover.taken(lguard.guard().lowered(job.key(function)), verdict, own)
+
+    def _take(self, lowering: lguard.Lowering, metadata: dict) -> str:
+        """The ttgir stage's result: the child's TTGIR text (the llir stage knows it), with
+        the metadata its stage set."""
+        metadata.update(lowering.ttgir_metadata)
+        self.handed = lowering
+        return lowering.ttgir
 
     def _post_pipeline(self, requests: RegisterRequests) -> PostPipeline:
         """The rewrites run after pipeline/optimize_partition_warps (``rewrites.post_pipeline``)."""
@@ -411,7 +432,11 @@ class KernelCompile:
             return
         if not verdict.usable:
             report.notes.append(f"lowering not guarded: {verdict.reason}")
-            self._warn_guard_once(verdict.reason)
+            self.session.warn_once(
+                "guard",
+                f"ws_solver: {verdict.reason}; partitioned kernels are lowered in this process "
+                "without a time limit (see docs/dropin.md)",
+            )
             return
         raise records.LoweringRejected(verdict)
 
@@ -427,29 +452,6 @@ class KernelCompile:
             release_per_warp_group=self.settings.release_per_warp_group,
             take_turns=self.settings.take_turns,
             hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
-        )
-
-    def _warn_guard_once(self, why: str) -> None:
-        if self.session.guard_warned:
-            return
-        self.session.guard_warned = True
-        warnings.warn(
-            f"ws_solver: {why}; partitioned kernels are lowered in this process without a "
-            "time limit (see docs/dropin.md)",
-            WSFallbackWarning,
-            stacklevel=2,
-        )
-
-    def _warn_hopper_once(self) -> None:
-        if self.session.hopper_warned:
-            return
-        self.session.hopper_warned = True
-        warnings.warn(
-            "ws_solver: ws_solver.triton.rewrites.hopper is not available; warp-specialized sm_90 "
-            "kernels are compiled through Triton 3.6's generic route without the "
-            "async-wgmma release fix (see docs/dropin.md)",
-            WSFallbackWarning,
-            stacklevel=2,
         )
 
     def _skipped(self, kernel: str, metadata: dict, note: str) -> None:

@@ -14,6 +14,12 @@ from ..rewrites.chain import RegisterRequests
 from ..toolchain.reasons import failure_reason
 from .session import STOCK, CompileReport
 
+# The warning, once per session, when the sm_90 stage-release fix cannot be imported.
+HOPPER_UNAVAILABLE = (
+    "ws_solver: ws_solver.triton.rewrites.hopper is not available; warp-specialized sm_90 "
+    "kernels are compiled through Triton 3.6's generic route without the async-wgmma release "
+    "fix (see docs/dropin.md)"
+)
 WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
 

@@ -292,7 +292,7 @@ class Lowering:
     ttgir_metadata: dict  # what each stage set in Triton's metadata
     llir_metadata: dict
     ptx_metadata: dict
-    post: PostFacts
+    post: PostFacts | None  # None: stock's make_ttgir, no post-pipeline stage
     environment: str  # lowering_env.fingerprint() of the child
 
 
@@ -317,27 +317,34 @@ def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
     ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
-    registers. An exception is stock's own failure on the kernel."""
+    registers, its cubin and its `Lowering`. An exception is stock's own failure on the
+    kernel."""
     backend, context = _backend(job)
     progress("stock")
     from ..toolchain import make_ttgir as tpipe
 
     module = tpipe.parse_module_text(job.text, context)
-    metadata: dict = {}
-    module = backend.make_ttgir(module, metadata, job.options, job.capability)
-    specialized = _specialized(module)
+    ttgir_metadata: dict = {}
+    module = backend.make_ttgir(module, ttgir_metadata, job.options, job.capability)
+    ttgir = str(module)
+    specialized = _specialized(ttgir)
     # A stock kernel that computes with another tile's rows is no candidate (stock_defects).
-    defect = doubled_partition_offset(module.str()) if specialized else None
+    defect = doubled_partition_offset(ttgir) if specialized else None
     if defect:
         raise RuntimeError(defect)
     progress("llir")
+    metadata: dict = {}
     llir = backend.make_llir(module, metadata, job.options, job.capability)
     # A stock kernel that would trap at launch is no candidate to keep (decision_check).
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(f"stock's kernel: {why}")
-    ptx = _make_ptx(backend, job, llir, metadata, progress)
-    return _assembled(backend, job, specialized, ptx, progress)
+    ptx_metadata: dict = {}
+    ptx = _make_ptx(backend, job, llir, ptx_metadata, progress)
+    facts = _assembled(backend, job, specialized, ptx, progress)
+    environment = lowering_env.fingerprint()
+    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, None, environment)
+    return {**facts, LOWERED: lowering}
 
 
 def _backend(job: Any) -> tuple[Any, Any]:
@@ -352,8 +359,8 @@ def _backend(job: Any) -> tuple[Any, Any]:
     return backend, context
 
 
-def _specialized(module: Any) -> bool:
-    return "ttg.warp_specialize(" in str(module)
+def _specialized(ttgir: str) -> bool:
+    return "ttg.warp_specialize(" in ttgir
 
 
 def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, str, Any, dict, Any, dict]:
