@@ -141,7 +141,7 @@ def test_a_hook_that_wraps_a_stage_gets_a_module(isolated, monkeypatch) -> None:
 
 
 def test_taken_only_from_a_build_that_printed_nothing() -> None:
-    lowering = lguard.Lowering("t", "l", "p", {}, {}, {}, None, "environment")  # type: ignore[arg-type]
+    lowering = lguard.Lowering("t", "l", "p", {}, {}, {}, None, environment="elsewhere")
     ok = lguard.Verdict("ok")
     assert handover.taken(lowering, lguard.Verdict("ok", stderr="warning: x"), True) is None
     assert handover.taken(lowering, lguard.Verdict("error"), True) is None

@@ -533,7 +533,8 @@ class KernelCompile:
         if self.report is not None:
             self._check_tensor_memory(metadata)
         if self.report is not None and isinstance(out, str) and self._wants_release():
-            final = final_ptx(
+            handed = self.handed if self.handed is not None and out is self.handed.ptx else None
+            final = (handed and handed.final) or final_ptx(
                 out, self.options.num_warps, self.release_ring_depth, self.settings.take_turns
             )
             self.report.notes.extend(final.notes)

@@ -20,10 +20,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..rewrites.chain import PostFacts, final_ptx, hopper_fix, post_pipeline
+from ..rewrites.chain import FinalPtx, PostFacts, final_ptx, hopper_fix, post_pipeline
 from ..toolchain import lowering_env
 from ..toolchain.reasons import headline, reason_from
 from ..toolchain.stock_defects import doubled_partition_offset
@@ -293,7 +293,9 @@ class Lowering:
     llir_metadata: dict
     ptx_metadata: dict
     post: PostFacts | None  # None: stock's make_ttgir, no post-pipeline stage
-    environment: str  # lowering_env.fingerprint() of the child
+    final: FinalPtx | None = None  # `final_ptx` of ``ptx``, where the release applies
+    # What the lowering read besides its inputs, in the child (lowering_env.fingerprint()).
+    environment: str = field(default_factory=lowering_env.fingerprint)
 
 
 def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
@@ -306,11 +308,12 @@ def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     # The PTX the compile will assemble: with the per-warp-group release where it applies
     # (kernel_compile's `_wants_release`), so that ptxas's count is the kept binary's.
     released = job.release_per_warp_group and job.capability // 10 == 9 and bool(post.lowered)
-    facts = _assembled(backend, job, _specialized(ttgir), ptx, progress, post if released else None)
-    environment = lowering_env.fingerprint()
-    lowering = Lowering(
-        ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, post.facts(), environment
-    )
+    take_turns = getattr(job, "take_turns", False)
+    final = final_ptx(ptx, job.num_warps, post.ring_depth, take_turns) if released else None
+    texts = [ptx] if final is None else [final.ptx, final.unreleased]
+    facts = _assembled(backend, job, _specialized(ttgir), texts, progress)
+    post_facts = post.facts()
+    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, post_facts, final)
     return {**facts, LOWERED: lowering}
 
 
@@ -341,9 +344,8 @@ def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
         raise RuntimeError(f"stock's kernel: {why}")
     ptx_metadata: dict = {}
     ptx = _make_ptx(backend, job, llir, ptx_metadata, progress)
-    facts = _assembled(backend, job, specialized, ptx, progress)
-    environment = lowering_env.fingerprint()
-    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, None, environment)
+    facts = _assembled(backend, job, specialized, [ptx], progress)
+    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, None)
     return {**facts, LOWERED: lowering}
 
 
@@ -404,22 +406,13 @@ def _make_ptx(backend: Any, job: Any, llir: Any, metadata: dict, progress: Calla
     return backend.make_ptx(str(llir), metadata, job.options, job.capability)
 
 
-def _assembled(
-    backend: Any,
-    job: Any,
-    specialized: bool,
-    ptx: str,
-    progress: Callable,
-    post: Any = None,
-) -> dict:
-    """Triton's PTX (rewritten as `final_ptx` does, given the lowered module's ``post``
-    stage) through ptxas: the build's facts, and its cubin."""
+def _assembled(backend: Any, job: Any, specialized: bool, ptx: list, progress: Callable) -> dict:
+    """The first of the ``ptx`` texts (the compile's final PTX, then Triton's own where the
+    rewrite changed it; None: not there) that ptxas takes: the build's facts, and its
+    cubin."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
-    texts = [ptx]
-    if post is not None:
-        final = final_ptx(ptx, job.num_warps, post.ring_depth, getattr(job, "take_turns", False))
-        texts = [final.ptx] + ([final.unreleased] if final.unreleased is not None else [])
+    texts = [text for text in ptx if text is not None]
     progress("ptxas")
     for index, text in enumerate(texts):
         try:  # ptxas rejecting the rewrite: Triton's own PTX, as kernel_compile._cubin does
