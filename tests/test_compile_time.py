@@ -99,3 +99,25 @@ def test_enable_starts_the_helper_for_strategies_that_build_in_it(
     wst.disable()
     assert started == []
     assert dropin._SOLVING  # the strategies warmed up
+
+
+def test_reset_jit_caches_reaches_subclasses_and_autotuners() -> None:
+    """enable()/disable() find kernels by their type's class set, not isinstance: a kernel of
+    a JITFunction subclass and an autotuner's choices are forgotten all the same."""
+    import triton
+    import triton.language as tl
+    from triton.runtime.jit import JITFunction
+
+    class Wrapped(JITFunction):
+        pass
+
+    def tiny(x_ptr):
+        tl.store(x_ptr, 1.0)
+
+    kernel = Wrapped(tiny)
+    kernel_cache = {"key": object()}
+    kernel.device_caches[0] = (kernel_cache, {}, None, None, None)
+    tuner = triton.autotune(configs=[triton.Config({})], key=[])(triton.jit(tiny))
+    tuner.cache[("key",)] = triton.Config({})
+    assert dropin.reset_jit_caches() >= 2
+    assert kernel_cache == {} and tuner.cache == {}

@@ -16,16 +16,16 @@ from typing import Any
 from ...core import envvars
 from ...core.strategy import Explore, Strategy
 from ...model.target import Target, target_for
-from ...pipeline.partition import LoopError, LoopPlace, LoopReport, SolveOptions, partition_text
+from ...pipeline.partition import LoopReport, SolveOptions, partition_text
 from ..guard import client as lguard
 from ..rewrites import chain as rewrites
-from ..rewrites.chain import PostPipeline, RegisterRequests, final_ptx, post_pipeline
+from ..rewrites.chain import PostFacts, PostPipeline, RegisterRequests, final_ptx, post_pipeline
 from ..toolchain import make_ttgir as tpipe
 from ..toolchain import versions
 from ..toolchain.binary_usage import cubin_key
 from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
-from . import dump, records
+from . import dump, handover, records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
@@ -55,6 +55,8 @@ def make_hook(session: Session) -> Callable[..., Any]:
         if session.active and _applies(backend, stages, language, capability):
             compile_ = KernelCompile(session, stages, options, int(capability))
             stages["ttgir"] = compile_.ttgir
+            if "llir" in stages:
+                stages["llir"] = compile_.llir
             if "ptx" in stages:
                 stages["ptx"] = compile_.ptx
             if "cubin" in stages:
@@ -91,7 +93,9 @@ class KernelCompile:
     def __init__(self, session: Session, stages: dict, options: Any, capability: int) -> None:
         self.session = session
         self.settings = session.settings
+        self.stages = stages  # as Triton will call them, once every hook has run
         self.stock_ttgir = stages["ttgir"]
+        self.stock_llir = stages.get("llir")
         self.stock_ptx = stages.get("ptx")
         self.stock_cubin = stages.get("cubin")
         self.unreleased_ptx: str | None = None  # the PTX before wgrelease rewrote it
@@ -104,8 +108,11 @@ class KernelCompile:
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
         self._stock_future: Future | None = None  # stock's build, started early
+        self._stock_job: lguard.LoweringJob | None = None  # and what it built, once it did
+        self._stock_verdict: lguard.Verdict | None = None
         self.part_text: str | None = None  # the planner's input (for dump_dir)
         self.annotated: str | None = None  # what the kept attempt handed to Triton
+        self.handed: lguard.Lowering | None = None  # the child's lowering the stages take
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
@@ -197,21 +204,15 @@ class KernelCompile:
                 chosen = self._choose(strategy, part_text, len(sites))
                 loop_reports = chosen.loop_reports
                 if chosen.stock:  # the decision check kept stock Triton's own kernel
-                    stock_module = tpipe.parse_module_text(self.ttir or "", context)
-                    stock_result = self.stock_ttgir(stock_module, metadata)
-                    return self._stock_kept(stock_result, sites)
-                requests = _register_requests(r.plan for r in loop_reports if r.specialized)
+                    return self._stock_kept(self._stock_ttgir(context, metadata), sites)
+                requests = records.register_requests(loop_reports)
                 # An unspecialized module is the input minus its tags, lowered as Triton would;
                 # on sm_100 it is probed too: its tensor memory can overflow the SM's (a
                 # persistent 128x256 GEMM's does, where stock's specialized kernel fits), and
                 # then stock's kernel is the fallback, not an error at the PTX stage.
                 if chosen.specialized or self.capability >= 100:
                     self._probe(strategy, chosen.annotated, requests)
-                post = self._post_pipeline(requests)
-                new_mod = tpipe.parse_module_text(chosen.annotated, context)
-                result = tpipe.run_after_partition(
-                    new_mod, self.options, self.capability, metadata, post_pipeline=post
-                )
+                post, result = self._lower(chosen.annotated, requests, context, metadata)
         except Exception as e:
             where = records.failed_loops(e, loop_reports, sites)
             elapsed = time.perf_counter() - start
@@ -228,7 +229,7 @@ class KernelCompile:
                 f"diagnostics of the {strategy} attempt: {records.first_line(err.text)}"
             )
         if "hopper" in post.missing:
-            self._warn_hopper_once()
+            self.session.warn_once("hopper", records.HOPPER_UNAVAILABLE)
         # The decision check may have kept another strategy's plan (report.decision says why).
         used = strategy if chosen.label == str(strategy) else Strategy(chosen.strategy)
         report.strategy_used = used
@@ -253,7 +254,7 @@ class KernelCompile:
         if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
             return Candidate(str(strategy), part_text, [], True, triton_decides=True)
         annotated, loop_reports = self._partition(strategy, part_text, loops)
-        _check_solver_status(loop_reports)
+        records.check_solver_status(loop_reports)
         # Only annotations added, or the tag taken off; else UntrustedResult.
         specialized = any(check_partitioned(part_text, annotated, loop_reports))
         ours = Candidate(str(strategy), annotated, loop_reports, specialized)
@@ -295,7 +296,7 @@ class KernelCompile:
 
     def _build(self, candidate: Candidate) -> Built:
         """The candidate built to ptxas in the guard's child (probe_binary)."""
-        requests = _register_requests(r.plan for r in candidate.loop_reports if r.specialized)
+        requests = records.register_requests(candidate.loop_reports)
         job = self._lowering_job(candidate.annotated, requests)
         where = os.path.join(self.session.cache_dir, "lowering-probes")
         verdict = lguard.guard().probe(
@@ -331,7 +332,9 @@ class KernelCompile:
         )
         where = os.path.join(self.session.cache_dir, "lowering-probes")
         timeout = self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
-        return Built.from_verdict(lguard.guard().probe(job, timeout, where, STOCK_PROBE))
+        verdict = lguard.guard().probe(job, timeout, where, STOCK_PROBE)
+        self._stock_job, self._stock_verdict = job, verdict  # its lowering (_stock_ttgir)
+        return Built.from_verdict(verdict)
 
     def _partition(
         self,
@@ -349,6 +352,45 @@ class KernelCompile:
             self.settings.partition_limit(loops, strategy),
             f"partitioning ({strategy})",
         )
+
+    def _lower(
+        self, annotated: str, requests: RegisterRequests, context: Any, metadata: dict
+    ) -> tuple[PostFacts, Any]:
+        """The rest of make_ttgir on ``annotated``: the guard child's lowering of it where
+        `handover.taken` allows (then its text, which the llir stage knows), else here."""
+        job = self._lowering_job(annotated, requests)
+        lowering = self._handed_over(job, BINARY_PROBE, self.built.get(annotated))
+        if lowering is not None and lowering.post is not None:
+            return lowering.post, self._take(lowering, metadata)
+        post = self._post_pipeline(requests)
+        module = tpipe.parse_module_text(annotated, context)
+        module = tpipe.run_after_partition(
+            module, self.options, self.capability, metadata, post_pipeline=post
+        )
+        return post.facts(), module
+
+    def _stock_ttgir(self, context: Any, metadata: dict) -> Any:
+        """Stock Triton's make_ttgir on the kernel's TTIR: the guard child's where
+        `handover.taken` allows, else here."""
+        job, verdict = self._stock_job, self._stock_verdict
+        lowering = self._handed_over(job, STOCK_PROBE, verdict) if job is not None else None
+        if lowering is not None:
+            return self._take(lowering, metadata)
+        return self.stock_ttgir(tpipe.parse_module_text(self.ttir or "", context), metadata)
+
+    def _handed_over(
+        self, job: lguard.LoweringJob, function: str, verdict: Any
+    ) -> lguard.Lowering | None:
+        """The child's lowering of ``job``, where the stages may take it."""
+        own = all(self.stages.get(n) == getattr(self, n) for n in ("ttgir", "llir", "ptx"))
+        return handover.taken(lguard.guard().lowered(job.key(function)), verdict, own)
+
+    def _take(self, lowering: lguard.Lowering, metadata: dict) -> str:
+        """The ttgir stage's result: the child's TTGIR text (the llir stage knows it), with
+        the metadata its stage set."""
+        metadata.update(lowering.ttgir_metadata)
+        self.handed = lowering
+        return lowering.ttgir
 
     def _post_pipeline(self, requests: RegisterRequests) -> PostPipeline:
         """The rewrites run after pipeline/optimize_partition_warps (``rewrites.post_pipeline``)."""
@@ -390,7 +432,11 @@ class KernelCompile:
             return
         if not verdict.usable:
             report.notes.append(f"lowering not guarded: {verdict.reason}")
-            self._warn_guard_once(verdict.reason)
+            self.session.warn_once(
+                "guard",
+                f"ws_solver: {verdict.reason}; partitioned kernels are lowered in this process "
+                "without a time limit (see docs/dropin.md)",
+            )
             return
         raise records.LoweringRejected(verdict)
 
@@ -406,29 +452,6 @@ class KernelCompile:
             release_per_warp_group=self.settings.release_per_warp_group,
             take_turns=self.settings.take_turns,
             hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
-        )
-
-    def _warn_guard_once(self, why: str) -> None:
-        if self.session.guard_warned:
-            return
-        self.session.guard_warned = True
-        warnings.warn(
-            f"ws_solver: {why}; partitioned kernels are lowered in this process without a "
-            "time limit (see docs/dropin.md)",
-            WSFallbackWarning,
-            stacklevel=2,
-        )
-
-    def _warn_hopper_once(self) -> None:
-        if self.session.hopper_warned:
-            return
-        self.session.hopper_warned = True
-        warnings.warn(
-            "ws_solver: ws_solver.triton.rewrites.hopper is not available; warp-specialized sm_90 "
-            "kernels are compiled through Triton 3.6's generic route without the "
-            "async-wgmma release fix (see docs/dropin.md)",
-            WSFallbackWarning,
-            stacklevel=2,
         )
 
     def _skipped(self, kernel: str, metadata: dict, note: str) -> None:
@@ -468,7 +491,27 @@ class KernelCompile:
         if report.fallbacks:
             warnings.warn(records.fallback_message(report), WSFallbackWarning, stacklevel=2)
 
-    # ptx -----------------------------------------------------------------------------------
+    # llir and ptx ----------------------------------------------------------------------------
+    def llir(self, src: Any, metadata: dict) -> Any:
+        """Triton's make_llir; the child's LLVM IR for the text `_lower` handed on."""
+        handed = self.handed
+        if handed is not None and src is handed.ttgir:
+            metadata.update(handed.llir_metadata)
+            return handed.llir
+        assert self.stock_llir is not None
+        return self.stock_llir(src, metadata)
+
+    def _triton_ptx(self, src: Any, metadata: dict) -> Any:
+        """Triton's make_ptx; the child's PTX for the LLVM IR `llir` handed on."""
+        handed = self.handed
+        if handed is not None and src is handed.llir:
+            metadata.update(handed.ptx_metadata)
+            assert self.report is not None
+            self.report.notes.append(handover.LOWERED_ONCE)
+            return handed.ptx
+        assert self.stock_ptx is not None
+        return self.stock_ptx(src, metadata)
+
     def _wants_release(self) -> bool:
         """Per-warp-group release asked for, on sm_90, and the module was specialized."""
         return bool(
@@ -486,12 +529,12 @@ class KernelCompile:
             raise
 
     def _ptx(self, src: Any, metadata: dict) -> Any:
-        assert self.stock_ptx is not None
-        out = self.stock_ptx(src, metadata)
+        out = self._triton_ptx(src, metadata)
         if self.report is not None:
             self._check_tensor_memory(metadata)
         if self.report is not None and isinstance(out, str) and self._wants_release():
-            final = final_ptx(
+            handed = self.handed if self.handed is not None and out is self.handed.ptx else None
+            final = (handed and handed.final) or final_ptx(
                 out, self.options.num_warps, self.release_ring_depth, self.settings.take_turns
             )
             self.report.notes.extend(final.notes)
@@ -551,22 +594,3 @@ class KernelCompile:
         self.report.notes.append("ptxas run once: the decision check's cubin of this PTX")
         metadata["ws_solver"] = self.report.to_dict()
         return reused
-
-
-# -- helpers ----------------------------------------------------------------------------------
-def _register_requests(plans) -> RegisterRequests:
-    """Per specialized plan, in loop order: ((partition id, registers), ...)."""
-    return tuple(
-        tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
-        for plan in plans
-    )
-
-
-def _check_solver_status(loop_reports: list[LoopReport]) -> None:
-    """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
-    pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
-    for r in loop_reports:
-        status = r.solver.get("status")
-        if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
-            e = records.SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
-            raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)

@@ -8,11 +8,18 @@ import json
 import re
 
 from ...core.strategy import Explore, Strategy
-from ...pipeline.partition import LoopError, LoopReport
+from ...pipeline.partition import LoopError, LoopPlace, LoopReport
 from ..guard import client as lguard
+from ..rewrites.chain import RegisterRequests
 from ..toolchain.reasons import failure_reason
 from .session import STOCK, CompileReport
 
+# The warning, once per session, when the sm_90 stage-release fix cannot be imported.
+HOPPER_UNAVAILABLE = (
+    "ws_solver: ws_solver.triton.rewrites.hopper is not available; warp-specialized sm_90 "
+    "kernels are compiled through Triton 3.6's generic route without the async-wgmma release "
+    "fix (see docs/dropin.md)"
+)
 WS_LOOP = re.compile(r"^\s*\}.*\btt\.warp_specialize(?![\w.])", re.MULTILINE)
 _FUNC = re.compile(r"\btt\.func\s+(?:(public|private)\s+)?@([\w$.]+)")
 
@@ -133,3 +140,22 @@ def loop_records(
             record["registers_applied"] = next(registers, None)
         records.append(record)
     return records
+
+
+def register_requests(loop_reports: list[LoopReport]) -> RegisterRequests:
+    """Per specialized loop's plan, in loop order: ((partition id, registers), ...)."""
+    plans = (r.plan for r in loop_reports if r.specialized)
+    return tuple(
+        tuple((p.id, p.registers) for p in sorted(plan.partitions, key=lambda p: p.id))
+        for plan in plans
+    )
+
+
+def check_solver_status(loop_reports: list[LoopReport]) -> None:
+    """Treat a loop whose solver status is not OPTIMAL/FEASIBLE as a failed attempt (the
+    pipeline then hands back its hint, which is the heuristic's plan, not an optimal one)."""
+    for r in loop_reports:
+        status = r.solver.get("status")
+        if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
+            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)

@@ -257,10 +257,17 @@ class Session:
     prev_listener: Any = None  # triton.knobs.compilation.listener before enable()
     reports: list[CompileReport] = field(default_factory=list)
     active: bool = True
-    hopper_warned: bool = False
-    guard_warned: bool = False
+    warned: set[str] = field(default_factory=set)  # what warn_once warned of
     report_file: str | None = None  # the compile log (reportlog.py) every report goes to
     log_warned: bool = False
+
+    def warn_once(self, kind: str, message: str) -> None:
+        """Warn ``message`` (a WSFallbackWarning) the first time this session meets ``kind``."""
+        with lock:
+            if kind in self.warned:
+                return
+            self.warned.add(kind)
+        warnings.warn(message, WSFallbackWarning, stacklevel=3)
 
     def log(self, report: CompileReport, triton_hash: str | None) -> None:
         """Append ``report`` to the compile log, if there is one; a failure warns once per

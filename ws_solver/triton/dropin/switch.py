@@ -387,15 +387,30 @@ def reset_jit_caches() -> int:
         from triton.runtime.jit import JITFunction
     except ImportError:
         return 0
+    jits, tuners = _subclasses(JITFunction), _subclasses(Autotuner)
+    wanted = jits | tuners
     cleared = 0
-    for obj in gc.get_objects():
+    # A set lookup of each object's type, not two isinstance calls: every live object is
+    # visited, and enable() and disable() each pay for it (a third of the time).
+    for obj in [o for o in gc.get_objects() if type(o) in wanted]:
         try:
-            if isinstance(obj, JITFunction):
+            if type(obj) in jits:
                 for caches in obj.device_caches.values():
                     caches[0].clear()
                 cleared += 1
-            elif isinstance(obj, Autotuner):
+            else:
                 obj.cache.clear()
         except Exception:  # a foreign subclass with other internals: leave it be
             continue
     return cleared
+
+
+def _subclasses(cls: type) -> set[type]:
+    """``cls`` and every class derived from it, however indirectly."""
+    found, todo = {cls}, [cls]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return found

@@ -47,7 +47,7 @@ from typing import Any
 from ...core import readers
 from ...core.envvars import without_activation
 from ...core.processes import python_command
-from .server import BINARY, IDLE_S, Reader, hang_reason, send, send_bytes
+from .server import BINARY, IDLE_S, LOWERED, Lowering, Reader, hang_reason, send, send_bytes
 
 DEFAULT_TIMEOUT_S = 60.0
 STARTUP_TIMEOUT_S = 120.0  # importing Triton on a loaded machine; not the lowering's limit
@@ -57,6 +57,7 @@ PROBE_FUNCTION = (
 )
 PERSISTED = ("ok", "error", "hang", "crash")  # verdicts worth keeping across processes
 KEPT_BINARIES = 16  # cubins of this process's probes kept for its compiles (a few MB at most)
+KEPT_LOWERINGS = 8  # their TTGIR, LLVM IR and PTX (the compile takes the one it keeps next)
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,10 @@ class LoweringGuard:
         self._memory: dict[str, Verdict] = {}
         self._broken: str | None = None  # why the helper cannot start (once known)
         self._server_ever_ready = False
-        # Cubins by key, with a lock of their own: a compile asks while another probes.
+        # Cubins by key and lowerings by job key, with a lock of their own: a compile asks
+        # while another probes.
         self._binaries: dict[str, bytes] = {}
+        self._lowerings: dict[str, Lowering] = {}
         self._binaries_lock = threading.Lock()
 
     def start(self) -> None:
@@ -169,7 +172,7 @@ class LoweringGuard:
                 return replace(hit, cached=True)
             if self._broken is not None:
                 return Verdict("unavailable", reason=f"lowering guard unavailable: {self._broken}")
-            verdict = self._keep_binary(self._run(job, timeout_s, function))
+            verdict = self._keep_builds(key, self._run(job, timeout_s, function))
             if verdict.status in PERSISTED and verdict.stage != "guard":
                 self._memory[key] = verdict
                 _write_verdict(cache_dir, key, verdict)
@@ -181,19 +184,26 @@ class LoweringGuard:
         with self._binaries_lock:
             return self._binaries.get(key)
 
-    def _keep_binary(self, verdict: Verdict) -> Verdict:
-        """The verdict without its cubin (verdicts are kept as JSON); the cubin kept here,
-        the last few only."""
-        binary = verdict.facts.get(BINARY) if verdict.facts else None
-        if not isinstance(binary, dict):
+    def lowered(self, key: str) -> Lowering | None:
+        """The `Lowering` a probe of this process made of the job of ``key``
+        (``LoweringJob.key(function)``), if it is still kept."""
+        with self._binaries_lock:
+            return self._lowerings.get(key)
+
+    def _keep_builds(self, job_key: str, verdict: Verdict) -> Verdict:
+        """The verdict without its cubin and lowering (verdicts are kept as JSON); those kept
+        here, the last few only."""
+        if not verdict.facts:
             return verdict
-        key, cubin = binary.get("cubin_key"), binary.get("cubin")
-        if isinstance(key, str) and isinstance(cubin, bytes):
-            with self._binaries_lock:
-                self._binaries[key] = cubin
-                while len(self._binaries) > KEPT_BINARIES:
-                    self._binaries.pop(next(iter(self._binaries)))
-        facts = {k: v for k, v in verdict.facts.items() if k != BINARY}
+        binary, lowering = verdict.facts.get(BINARY), verdict.facts.get(LOWERED)
+        with self._binaries_lock:
+            if isinstance(binary, dict):
+                key, cubin = binary.get("cubin_key"), binary.get("cubin")
+                if isinstance(key, str) and isinstance(cubin, bytes):
+                    _keep(self._binaries, key, cubin, KEPT_BINARIES)
+            if isinstance(lowering, Lowering):
+                _keep(self._lowerings, job_key, lowering, KEPT_LOWERINGS)
+        facts = {k: v for k, v in verdict.facts.items() if k not in (BINARY, LOWERED)}
         return replace(verdict, facts=facts)
 
     def forget(self) -> None:
@@ -420,6 +430,13 @@ def _write_verdict(cache_dir: str | os.PathLike | None, key: str, verdict: Verdi
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def _keep(kept: dict, key: str, value: Any, most: int) -> None:
+    """``kept[key] = value``, the oldest dropped past ``most``."""
+    kept[key] = value
+    while len(kept) > most:
+        kept.pop(next(iter(kept)))
+
+
 _OPTION_FIELDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 

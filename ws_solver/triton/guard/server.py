@@ -20,15 +20,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..rewrites.chain import final_ptx, hopper_fix, post_pipeline
+from ..rewrites.chain import FinalPtx, PostFacts, final_ptx, hopper_fix, post_pipeline
+from ..toolchain import lowering_env
 from ..toolchain.reasons import headline, reason_from
 from ..toolchain.stock_defects import doubled_partition_offset
 from ..toolchain.unlaunchable import unlaunchable
 
 IDLE_S = 900.0  # an idle server exits; the next probe starts a new one
 BINARY = "binary"  # a probe's facts: the cubin it assembled and its key (binary_usage.cubin_key)
+LOWERED = "lowered"  # probe_binary's facts: its `Lowering` (the compile's stages take it)
 STDERR_TAIL = 16_000  # characters of the child's stderr that come back with a verdict
 
 # What each stage of the probe is, for messages ("Triton's pipeline did not finish in 60 s").
@@ -278,41 +281,72 @@ def probe_lowering(job: Any, progress: Callable[[str], None]) -> None:
     _lower(job, progress)
 
 
+@dataclass(frozen=True)
+class Lowering:
+    """What probe_binary's lowering made, as the compile's own ttgir, llir and ptx stages
+    would make it of the same module (issue 49: the compile then lowers once)."""
+
+    ttgir: str  # the ttgir stage's module, printed (what Triton keeps as the .ttgir)
+    llir: str  # make_llir's
+    ptx: str  # make_ptx's, before `final_ptx`
+    ttgir_metadata: dict  # what each stage set in Triton's metadata
+    llir_metadata: dict
+    ptx_metadata: dict
+    post: PostFacts | None  # None: stock's make_ttgir, no post-pipeline stage
+    final: FinalPtx | None = None  # `final_ptx` of ``ptx``, where the release applies
+    # What the lowering read besides its inputs, in the child (lowering_env.fingerprint()).
+    environment: str = field(default_factory=lowering_env.fingerprint)
+
+
 def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     """`probe_lowering`, then on to PTX and ptxas: whether the kernel came out
-    warp-specialized and its registers and spills (the drop-in's decision check)."""
-    backend, specialized, llir, metadata, post = _lower(job, progress)
+    warp-specialized and its registers and spills (the drop-in's decision check), its
+    cubin and its `Lowering`."""
+    backend, ttgir, llir, metadata, post, ttgir_metadata = _lower(job, progress)
+    ptx_metadata: dict = {}
+    ptx = _make_ptx(backend, job, llir, ptx_metadata, progress)
     # The PTX the compile will assemble: with the per-warp-group release where it applies
     # (kernel_compile's `_wants_release`), so that ptxas's count is the kept binary's.
     released = job.release_per_warp_group and job.capability // 10 == 9 and bool(post.lowered)
-    return _assembled(
-        backend, job, specialized, llir, metadata, progress, post if released else None
-    )
+    take_turns = getattr(job, "take_turns", False)
+    final = final_ptx(ptx, job.num_warps, post.ring_depth, take_turns) if released else None
+    texts = [ptx] if final is None else [final.ptx, final.unreleased]
+    facts = _assembled(backend, job, _specialized(ttgir), texts, progress)
+    post_facts = post.facts()
+    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, post_facts, final)
+    return {**facts, LOWERED: lowering}
 
 
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
     ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
-    registers. An exception is stock's own failure on the kernel."""
+    registers, its cubin and its `Lowering`. An exception is stock's own failure on the
+    kernel."""
     backend, context = _backend(job)
     progress("stock")
     from ..toolchain import make_ttgir as tpipe
 
     module = tpipe.parse_module_text(job.text, context)
-    metadata: dict = {}
-    module = backend.make_ttgir(module, metadata, job.options, job.capability)
-    specialized = _specialized(module)
+    ttgir_metadata: dict = {}
+    module = backend.make_ttgir(module, ttgir_metadata, job.options, job.capability)
+    ttgir = str(module)
+    specialized = _specialized(ttgir)
     # A stock kernel that computes with another tile's rows is no candidate (stock_defects).
-    defect = doubled_partition_offset(module.str()) if specialized else None
+    defect = doubled_partition_offset(ttgir) if specialized else None
     if defect:
         raise RuntimeError(defect)
     progress("llir")
+    metadata: dict = {}
     llir = backend.make_llir(module, metadata, job.options, job.capability)
     # A stock kernel that would trap at launch is no candidate to keep (decision_check).
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(f"stock's kernel: {why}")
-    return _assembled(backend, job, specialized, llir, metadata, progress)
+    ptx_metadata: dict = {}
+    ptx = _make_ptx(backend, job, llir, ptx_metadata, progress)
+    facts = _assembled(backend, job, specialized, [ptx], progress)
+    lowering = Lowering(ttgir, llir, ptx, ttgir_metadata, metadata, ptx_metadata, None)
+    return {**facts, LOWERED: lowering}
 
 
 def _backend(job: Any) -> tuple[Any, Any]:
@@ -327,13 +361,13 @@ def _backend(job: Any) -> tuple[Any, Any]:
     return backend, context
 
 
-def _specialized(module: Any) -> bool:
-    return "ttg.warp_specialize(" in module.str()
+def _specialized(ttgir: str) -> bool:
+    return "ttg.warp_specialize(" in ttgir
 
 
-def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, dict, Any]:
-    """(backend, whether warp-specialized, LLVM IR, metadata, the post-pipeline stage) of
-    ``job.text`` lowered."""
+def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, str, Any, dict, Any, dict]:
+    """(backend, the TTGIR, LLVM IR, metadata of make_llir, the post-pipeline stage, metadata
+    of the ttgir stage) of ``job.text`` lowered."""
     from ..toolchain import make_ttgir as tpipe
 
     progress("parse")
@@ -349,10 +383,11 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
         job.release_per_warp_group,
         getattr(job.options, "num_stages", None),
     )
+    ttgir_metadata: dict = {}
     module = tpipe.run_after_partition(
-        module, job.options, job.capability, {}, post_pipeline=rewrite, progress=progress
+        module, job.options, job.capability, ttgir_metadata, rewrite, progress
     )
-    specialized = _specialized(module)
+    ttgir = str(module)  # before make_llir's passes change the module
     # Some partitioned modules pass make_ttgir and fail only when lowered to LLVM (e.g. two
     # WS loops whose partitions Triton gives different warp counts: setmaxnreg out of range).
     # The drop-in can still fall back at this point, so the probe goes one stage further.
@@ -362,28 +397,22 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, bool, Any, d
     why = unlaunchable(metadata, str(llir))
     if why:
         raise RuntimeError(why)
-    return backend, specialized, llir, metadata, rewrite
+    return backend, ttgir, llir, metadata, rewrite, ttgir_metadata
 
 
-def _assembled(
-    backend: Any,
-    job: Any,
-    specialized: bool,
-    llir: Any,
-    metadata: dict,
-    progress: Callable,
-    post: Any = None,
-) -> dict:
-    """Triton's PTX of ``llir`` (rewritten as `final_ptx` does, given the lowered module's
-    ``post`` stage) through ptxas: the build's facts, and its cubin."""
+def _make_ptx(backend: Any, job: Any, llir: Any, metadata: dict, progress: Callable) -> str:
+    """Triton's make_ptx of ``llir``."""
+    progress("ptx")
+    return backend.make_ptx(str(llir), metadata, job.options, job.capability)
+
+
+def _assembled(backend: Any, job: Any, specialized: bool, ptx: list, progress: Callable) -> dict:
+    """The first of the ``ptx`` texts (the compile's final PTX, then Triton's own where the
+    rewrite changed it; None: not there) that ptxas takes: the build's facts, and its
+    cubin."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
-    progress("ptx")
-    ptx = backend.make_ptx(str(llir), metadata, job.options, job.capability)
-    texts = [ptx]
-    if post is not None:
-        final = final_ptx(ptx, job.num_warps, post.ring_depth, getattr(job, "take_turns", False))
-        texts = [final.ptx] + ([final.unreleased] if final.unreleased is not None else [])
+    texts = [text for text in ptx if text is not None]
     progress("ptxas")
     for index, text in enumerate(texts):
         try:  # ptxas rejecting the rewrite: Triton's own PTX, as kernel_compile._cubin does

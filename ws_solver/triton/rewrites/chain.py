@@ -232,6 +232,24 @@ class PostPipeline:
             if isinstance(r, Unavailable) and r.name in self.results and self.results[r.name].notes
         ]
 
+    def facts(self) -> PostFacts:
+        """What the drop-in's report and PTX rewrite read of this stage, as plain data."""
+        return PostFacts(
+            self.lowered, self.ring_depth, self.notes, self.registers_applied, self.missing
+        )
+
+
+@dataclass(frozen=True)
+class PostFacts:
+    """A `PostPipeline` run's outcome without its rewrites and modules: what the guard's
+    child hands back with the module it lowered."""
+
+    lowered: list[dict]
+    ring_depth: int | None
+    notes: list[str]
+    registers_applied: list | None
+    missing: list[str]
+
 
 # Containments, not root causes (benchmarks/results/2026-12-04-configspace-h200/racy.md,
 # 2026-12-06-attention-oos-h200):
