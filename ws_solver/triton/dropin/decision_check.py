@@ -256,8 +256,17 @@ def settle(
             chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
         stock_built = the_stock()
+        evidence = f"ptxas: {chosen.label} {_built(chosen_built)}"
+        if chosen is not ours:
+            evidence += f"; {ours.label} {_built(ours_built)}"
+        if stock_built.ok and stock_built.usage is not None and not stock_built.spills:
+            # Nothing spills less than nothing: stock's kernel is kept without building the
+            # other decision (issue 49: these were the slowest compiles, three builds in turn).
+            evidence += f"; stock {_built(stock_built)}"
+            return _stock(record, stock_built, "spill check: stock", evidence)
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
-        evidence = f"ptxas: {chosen.label} {_built(chosen_built)}; {alt.label} {_built(alt_built)}"
+        if chosen is ours:
+            evidence += f"; {alt.label} {_built(alt_built)}"
         if relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built):
             # Stock's kernel first: it is the default answer, and the relief rule holds for it.
             evidence += f"; stock {_built(stock_built)}"
