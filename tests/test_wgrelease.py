@@ -255,9 +255,14 @@ def test_it_can_be_turned_off():
 
 @pytest.mark.triton
 def test_ptxas_rejecting_the_rewrite_falls_back_to_the_original_ptx(monkeypatch):
-    """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX."""
+    """A compile never breaks on the rewrite: the cubin stage assembles Triton's PTX. The
+    rewrite is broken in this process only, so the guard child's lowering (which ran the
+    unbroken one) is not taken here: the compile lowers and rewrites itself."""
+    from ws_solver.triton.dropin import handover
     from ws_solver.triton.rewrites import chain as rewrites
     from ws_solver.triton.rewrites import wgrelease
+
+    monkeypatch.setattr(handover, "taken", lambda *args: None)
 
     def broken(ptx, warps, depth):
         out, report = wgrelease.release_per_warp_group(ptx, warps, depth)
