@@ -18,7 +18,7 @@ from triton_util import compile_corpus_kernel  # noqa: E402
 import ws_solver.triton as wst  # noqa: E402
 from corpus import kernels as corpus_kernels  # noqa: E402
 from ws_solver.core.candidates import MEASURED_CANDIDATES  # noqa: E402
-from ws_solver.triton.autotuning import autotuner  # noqa: E402
+from ws_solver.triton.autotuning import autotuner, measured, tuning  # noqa: E402
 from ws_solver.triton.autotuning.autotuner import WSTuningWarning  # noqa: E402
 from ws_solver.triton.autotuning.measured import Measurer, RestoringHooks  # noqa: E402
 from ws_solver.triton.dropin import environ, launches  # noqa: E402
@@ -139,9 +139,48 @@ def test_a_first_round_drops_the_far_behind_when_many_are_asked_for() -> None:
         report.outcome("heuristic").ms == [3.0]
         and "200% behind" in report.outcome("heuristic").reason
     )
-    # One round of five, then whole cycles of the two kept (not of all five).
+    # One round of five, then whole cycles of the two kept (not of all five): 5 rounds
+    # rounded up to 6; 5% apart, every round apart: no close call, no extra round.
     assert len(timer.order) == 5 + report.rounds * 2
-    assert report.rounds < 5
+    assert report.rounds == 6
+
+
+class NoisyTimer(FakeTimer):
+    """Each candidate's time, times a factor taken in turn from ``noise``."""
+
+    def __init__(self, launcher, ms: dict[str, float], noise: list[float]) -> None:
+        super().__init__(launcher, ms)
+        self.noise, self.calls = noise, 0
+
+    def __call__(self, call) -> float:
+        ms = super().__call__(call)
+        self.calls += 1
+        return ms * self.noise[self.calls % len(self.noise)]
+
+
+def test_a_close_call_takes_extra_rounds_of_the_two_fastest() -> None:
+    kernels = {"stock": ("s", double), "optimal": ("o", double), "none": ("n", double)}
+    launcher = SizedLauncher(kernels)
+    # stock 1% ahead of optimal, each round's noise +-4%: the fixed rounds overlap.
+    timer = NoisyTimer(launcher, {"stock": 1.0, "optimal": 1.01, "none": 2.0}, [1.04, 0.96, 1.0])
+    names = ("stock", "optimal", "none")
+    tuner = Measurer(None, ARGS, {}, launcher=launcher, timer=timer, candidates=names)
+    tuner[(1,)](Sized([1.0]), Sized([0.0]), 1, BLOCK=32)
+    report = autotuner.last_tuning_report()
+    ms = {c.name: c.ms for c in report.candidates}
+    assert len(ms["none"]) == 6  # the fixed rounds: 5, rounded up to whole cycles of 3
+    # The two fastest stay a close call to the end: each gets every extra round.
+    assert len(ms["stock"]) == len(ms["optimal"]) == 6 + measured.SETTLE_ROUNDS
+    assert report.rounds == 6 + measured.SETTLE_ROUNDS
+
+
+def test_a_close_call_ends_when_the_rounds_part() -> None:
+    times = {"a": [1.0, 1.02, 0.99], "b": [1.01, 1.03, 1.0], "c": [2.0]}
+    assert tuning.close_call(times, 0.03) == ("a", "b")
+    assert tuning.close_call(times, 0.005) is None  # medians 1% apart
+    parted = {"a": [1.0, 1.0, 0.99], "b": [1.02, 1.03, 1.02]}
+    assert tuning.close_call(parted, 0.03) is None  # a's slowest beats b's fastest
+    assert tuning.close_call({"a": [1.0], "b": []}, 0.03) is None
 
 
 def test_three_distinct_binaries_take_every_round() -> None:

@@ -151,6 +151,7 @@ class Autotuner(KernelInterface):
         enable_options: Mapping[str, Any] | None = None,
         launcher: Any = None,
         drop_behind: float | None = None,
+        settle_rounds: int = 0,
     ) -> None:
         if rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds}")
@@ -164,6 +165,7 @@ class Autotuner(KernelInterface):
         self.timer = timer or timer_from(None, 25, 100)
         self.rounds = rounds
         self.drop_behind = drop_behind  # Tuning.drop_behind
+        self.settle_rounds = settle_rounds  # Tuning.settle_rounds
         self.outputs = list(outputs) if outputs is not None else None
         self.tolerance = tolerance
         self.cache_results = cache_results
@@ -273,6 +275,7 @@ class Autotuner(KernelInterface):
             self.tolerance,
             self.rounds,
             drop_behind=self.drop_behind,
+            settle_rounds=self.settle_rounds,
         )
         report = TuningReport(name, list(key), "", device=device, reference=REFERENCE.name)
         report.rounds = self.rounds

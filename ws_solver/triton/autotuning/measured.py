@@ -30,12 +30,21 @@ from typing import Any
 from ...core.candidates import MEASURED_CANDIDATES, MEASURED_DEFAULT
 from ..dropin.session import Session
 from .autotuner import Autotuner, WSTuningWarning
+from .launcher import batch_timer
 from .tuning import Call, Hooks, TuningReport
 
 # A first timing round drops candidates this much slower than its fastest, when more than
 # tuning.DROP_ABOVE distinct binaries are to be timed: the first launch's time grows with the
 # candidates, not with their square.
 DROP_BEHIND = 0.10
+# The timer: back-to-back launches filling BATCH_MS (`launcher.batch_timer`), ROUNDS
+# interleaved rounds, then up to SETTLE_ROUNDS more of the two fastest while they are a close
+# call (`tuning.close_call`): the fixed 3 rounds of `do_bench` (L2 flushed before each
+# launch) kept a binary 6% slower than the faster of stock's and optimal's on 3 of 165 H100
+# configs (2026-12-07-measured-candidates-h100), its rounds 5-10% apart.
+BATCH_MS = 25.0
+ROUNDS = 5
+SETTLE_ROUNDS = 6
 
 
 @dataclass
@@ -98,8 +107,10 @@ class Measurer(Autotuner):
             hooks=RestoringHooks(),
             enable_options=enable_options,
             launcher=launcher,
-            timer=timer,
+            timer=timer or batch_timer(BATCH_MS),
+            rounds=ROUNDS,
             drop_behind=DROP_BEHIND,
+            settle_rounds=SETTLE_ROUNDS,
         )
         assert isinstance(self.hooks, RestoringHooks)
         self.hooks.tensors = self.launcher.tensors

@@ -312,6 +312,22 @@ def time_rounds(
     return times, errors
 
 
+def close_call(times: Mapping[str, Sequence[float]], within: float) -> tuple[str, str] | None:
+    """The two fastest names by median when they are closer than ``within`` (a fraction of the
+    faster's median) and their rounds overlap (neither's slowest beats the other's fastest):
+    a call the rounds have not yet made; None otherwise."""
+    ranked = sorted((n for n in times if times[n]), key=lambda n: statistics.median(times[n]))
+    if len(ranked) < 2:
+        return None
+    a, b = ranked[0], ranked[1]
+    ta, tb = times[a], times[b]
+    if statistics.median(tb) > statistics.median(ta) * (1 + within):
+        return None
+    if max(ta) < min(tb) or max(tb) < min(ta):
+        return None
+    return a, b
+
+
 def first_line(e: BaseException) -> str:
     text = str(e).strip()
     lines = [ln for ln in text.splitlines() if "error:" in ln] or text.splitlines() or [""]
@@ -320,6 +336,7 @@ def first_line(e: BaseException) -> str:
 
 # -- the procedure -------------------------------------------------------------------------------
 DROP_ABOVE = 3  # distinct binaries a tuning times in full rounds before a first round drops some
+CLOSE = 0.03  # two fastest this close, their rounds overlapping: a close call (close_call)
 
 
 class ReferenceFailed(RuntimeError):
@@ -342,6 +359,10 @@ class Tuning:
     # With more than DROP_ABOVE distinct binaries to time: a first round drops those this
     # fraction slower than its fastest (None: every one takes every round).
     drop_behind: float | None = None
+    # Extra rounds of the two fastest, at most, while they are a close call (`close_call`):
+    # the fixed rounds' medians a few percent apart can rank them either way (measured mode
+    # kept a 6% slower binary on 3 of 165 H100 configs, 2026-12-07-measured-candidates-h100).
+    settle_rounds: int = 0
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # compile, check, bench
     reference_s: float = 0.0  # the reference's first launch, with its compile
@@ -470,6 +491,7 @@ class Tuning:
         if self.drop_behind is not None and len(calls) > DROP_ABOVE:
             calls = self._first_round(calls, passed)
         times, errors = time_rounds(self.timer, calls, self.rounds)
+        self._settle(calls, times, errors)
         for name in calls:
             passed[name].ms = times.get(name, [])
             if name in errors:
@@ -478,6 +500,26 @@ class Tuning:
         for name in timed:
             passed[name].status = "timed"
         return fastest(timed) if timed else self.reference.name
+
+    def _settle(
+        self,
+        calls: dict[str, Callable[[], None]],
+        times: dict[str, list[float]],
+        errors: dict[str, str],
+    ) -> None:
+        """While the two fastest are a close call, time both again (in turn, each first every
+        other time), up to ``settle_rounds`` extra rounds each."""
+        for extra in range(self.settle_rounds):
+            pair = close_call(times, CLOSE)
+            if pair is None:
+                return
+            for name in pair if extra % 2 else pair[::-1]:
+                try:
+                    times[name].append(self.timer(calls[name]))
+                except Exception as e:
+                    errors[name] = first_line(e)
+                    times.pop(name)
+                    return
 
     def _first_round(
         self, calls: dict[str, Callable[[], None]], passed: dict[str, Outcome]
