@@ -214,6 +214,24 @@ class LoweringGuard:
                     del self._flights[key]
             flight.done.set()
 
+    def known(self, key: str, cache_dir: str | os.PathLike | None = None) -> Verdict | None:
+        """The verdict kept for ``key`` (in memory, else on disk), without probing."""
+        with self._lock:
+            hit = self._memory.get(key) or _read_verdict(cache_dir, key)
+            if hit is not None:
+                self._memory[key] = hit
+            return hit
+
+    def remember(
+        self, key: str, verdict: Verdict, cache_dir: str | os.PathLike | None = None
+    ) -> Verdict:
+        """Keep ``verdict`` for ``key`` as a probe's would be kept (what this process worked
+        out of a probe's cubin, for the probe that works it out in the child)."""
+        with self._lock:
+            self._memory[key] = verdict
+        _write_verdict(cache_dir, key, verdict)
+        return verdict
+
     def cancel(self, key: str) -> bool:
         """Stop the probe of ``key`` (``LoweringJob.key(function)``) in flight, where no other
         probe waits for it: its child is killed (with what it runs) and it answers

@@ -49,6 +49,7 @@ STAGE_NAMES = {
     "stock": "stock Triton's make_ttgir",
     "ptx": "Triton's make_ptx",
     "ptxas": "ptxas",
+    "nvdisasm": "nvdisasm (where the spill instructions sit)",
 }
 
 
@@ -442,6 +443,28 @@ def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     return {**facts, LOWERED: lowering}
 
 
+def probe_binary_sass(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_binary`, and where its cubin's spill instructions sit (nvdisasm)."""
+    return _with_loop_spills(probe_binary(job, progress), progress)
+
+
+def probe_stock_sass(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_stock`, and where its cubin's spill instructions sit (nvdisasm)."""
+    return _with_loop_spills(probe_stock(job, progress), progress)
+
+
+def _with_loop_spills(facts: dict, progress: Callable[[str], None]) -> dict:
+    """``facts`` with ``loop_spills``: the SASS's counts (None where it cannot be read)."""
+    from ..toolchain.binary_usage import UsageUnavailable, cubin_loop_spills
+
+    progress("nvdisasm")
+    try:
+        spills: dict | None = cubin_loop_spills(facts[BINARY]["cubin"]).to_dict()
+    except UsageUnavailable:
+        spills = None
+    return {**facts, "loop_spills": spills}
+
+
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
     ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
@@ -534,18 +557,21 @@ def _make_ptx(backend: Any, job: Any, llir: Any, metadata: dict, progress: Calla
 def _assembled(backend: Any, job: Any, specialized: bool, ptx: list, progress: Callable) -> dict:
     """The first of the ``ptx`` texts (the compile's final PTX, then Triton's own where the
     rewrite changed it; None: not there) that ptxas takes: the build's facts, and its
-    cubin."""
+    cubin. Not where its spill instructions sit: the decision check reads that only where
+    it compares two spilling builds (dropin/builds.py)."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
     texts = [text for text in ptx if text is not None]
     progress("ptxas")
     for index, text in enumerate(texts):
         try:  # ptxas rejecting the rewrite: Triton's own PTX, as kernel_compile._cubin does
-            cubin, usage = assemble(backend, text, job.options, job.capability)
+            cubin, usage = assemble(backend, text, job.options, job.capability, sass=False)
             break
         except Exception:
             if index == len(texts) - 1:
                 raise
     # The cubin goes back too: the compile reuses it for the same PTX (client.assembled).
-    binary = {"cubin": cubin, "cubin_key": cubin_key(text, job.capability, job.options)}
-    return {"specialized": specialized, "usage": usage.to_dict(), BINARY: binary}
+    key = cubin_key(text, job.capability, job.options)
+    binary = {"cubin": cubin, "cubin_key": key}
+    facts = {"specialized": specialized, "usage": usage.to_dict(), "cubin_key": key}
+    return {**facts, BINARY: binary}
