@@ -22,7 +22,9 @@ ours and the other decisions (`probe_binary`), and stock Triton's (`probe_stock`
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -83,24 +85,68 @@ class Builds:
         self._stock_future: Future | None = None
         self._speculative = False  # started without a rule asking (a measured target)
         self._stock_asked = False
+        # Builds of the other decision started before a rule asked (by probe key: the
+        # verdict once there), those asked for since, and whether the compile moved on.
+        self._lock = threading.Lock()
+        self._speculated: dict[str, lguard.Verdict | None] = {}
+        self._asked: set[str] = set()
+        self._closed = False
 
     @property
     def timeout(self) -> float:
         return self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
 
     def build(self, candidate: Candidate, requests: Any) -> Built:
-        """The candidate built to ptxas in the guard's child (probe_binary)."""
+        """The candidate built to ptxas in the guard's child (probe_binary); the build
+        `speculate` started, where it did (its verdict, as if probed now)."""
         job = self.lowering_job(candidate.annotated, requests)
+        key = job.key(self.binary_probe)
+        with self._lock:
+            self._asked.add(key)
         verdict = lguard.guard().probe(job, self.timeout, self.where, self.binary_probe)
+        with self._lock:
+            speculated = self._speculated.get(key)
+        if verdict.cached and speculated is not None:
+            verdict = speculated
         self.verdicts[candidate.annotated] = verdict  # the lowering's verdict too (_probe)
         return self._read_later(Built.from_verdict(verdict), job, self.binary_probe, verdict)
 
-    def start_stock(self, speculative: bool = False) -> None:
+    def start_stock(
+        self, speculative: bool = False, then: Callable[[Built], None] | None = None
+    ) -> None:
         """Build stock's kernel in the guard's child, in a thread of its own: the child runs
-        while this process partitions and builds ours (`stock` waits for it)."""
+        while this process partitions and builds ours (`stock` waits for it); ``then`` is
+        called with what it built (it may `speculate`)."""
         if self._stock_future is None and self.ttir is not None:
             self._speculative = speculative
-            self._stock_future = _BUILDS.submit(self._stock_build)
+            self._stock_future = _BUILDS.submit(self._stock_then, then)
+
+    def _stock_then(self, then: Callable[[Built], None] | None) -> Built:
+        built = self._stock_build()
+        if then is not None and not self._closed:
+            with contextlib.suppress(Exception):  # a guess: `build` does it right if asked
+                then(built)
+        return built
+
+    def speculate(self, candidate: Callable[[], Candidate], requests: Callable) -> None:
+        """Build ``candidate()`` (the other decision) beside ours before a rule asks for it,
+        where stock's build says a rule may: cancelled when none does (`drop_speculation`)."""
+        with self._lock:
+            if not self._closed:
+                _BUILDS.submit(self._speculative_build, candidate, requests)
+
+    def _speculative_build(self, make: Callable[[], Candidate], requests: Callable) -> None:
+        candidate = make()
+        job = self.lowering_job(candidate.annotated, requests(candidate))
+        key = job.key(self.binary_probe)
+        with self._lock:
+            if self._closed or key in self._speculated:
+                return
+            self._speculated[key] = None
+        verdict = lguard.guard().probe(job, self.timeout, self.where, self.binary_probe)
+        if verdict.status != lguard.CANCELLED:
+            with self._lock:
+                self._speculated[key] = verdict
 
     def stock(self) -> Built:
         """What stock Triton builds of this kernel (started by `start_stock`, or now)."""
@@ -110,8 +156,13 @@ class Builds:
         return self._stock_future.result()
 
     def drop_speculation(self) -> None:
-        """Stock's speculative build, where no rule asked for it, cancelled (its child killed);
-        one that already finished stays in the guard's cache."""
+        """The builds started speculatively where no rule asked for them cancelled (their
+        children killed); one that already finished stays in the guard's cache."""
+        with self._lock:
+            self._closed = True
+            unasked = [k for k, v in self._speculated.items() if v is None and k not in self._asked]
+        for key in unasked:
+            lguard.guard().cancel(key)
         future, self._stock_future = self._stock_future, None
         if future is None or not self._speculative or self._stock_asked:
             return

@@ -9,9 +9,11 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    on silicon (`Target.measured`), ws_solver's decision does not reverse stock's without
    evidence (`model.decision.reversal`): stock fails or spills, or the modeled gain is above
    that target's margin. Otherwise the kernel takes stock's decision, with ws_solver's plan
-   inside it. On a measured target stock's kernel is built only where a rule weighs it (ours
-   fails or spills): elsewhere the record says `not built`, and the compile saves a ptxas
-   run (issue 49).
+   inside it. On a measured target stock's kernel weighs only where ours fails or spills:
+   elsewhere the record says `not built` (issue 49). Where cores allow, its build runs beside
+   ours all the same and is cancelled when no rule asks for it, and so does the other
+   decision's once stock's says a rule may; the record is the same either way
+   (`builds.py`: it depends on which rules asked, never on which build ended first).
 2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
    kept when it spills at most half as much (`relieves`; none at all, the case the
    check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
@@ -19,7 +21,10 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    fact. Where the spills sit can veto a relief (`BinaryUsage.relieved_by`): a build with
    more spill instructions on an inner loop's every-iteration path (read off the SASS)
    relieves nothing, however few its bytes; among reliefs those instructions order first
-   (`worse_than`). Under
+   (`worse_than`). Those counts order only two builds that both spill, so they are read
+   (nvdisasm, ~0.4 s a cubin) only there, once the bytes leave them a say (`_usages`,
+   `Built.read_hot_spills`); the record's builds and evidence show the counts the rules
+   read, the same in every cache state. Under
    Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2, Triton's partitioner's
    build spilled 36 B against stock's 72 B and was kept, and ran 0.61x stock's speed on the
    H100: it reloads its loop counter from local memory every K step (7 hot spill

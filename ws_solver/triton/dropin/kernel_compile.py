@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from . import builds as decision_builds
 from . import dump, handover, records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
-from .decision_check import Candidate, settle
+from .decision_check import Built, Candidate, settle
 from .partition_check import check_partitioned
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
 
@@ -105,6 +106,8 @@ class KernelCompile:
         self.builds = decision_builds.Builds(
             self.settings, capability, options, session.cache_dir, self._lowering_job, BINARY_PROBE
         )
+        self._flips: dict[str, Candidate] = {}  # the other decision, by candidate text
+        self._flips_lock = threading.Lock()
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
         self.part_text: str | None = None  # the planner's input (for dump_dir)
@@ -164,15 +167,11 @@ class KernelCompile:
         self.part_text = part_text
         sites = records.loop_sites(part_text) if part_text is not None else []
         if part_text is not None:
-            if chain and self._checks_decision(chain[0]):
+            if chain and self._checks_decision(chain[0]) and not self._target().measured:
                 # Stock's decision weighs on an unmeasured target: its build runs in the
-                # guard's child while we partition. On a measured one only a spill or a
-                # failure of ours asks for it (decision_check.settle): it starts all the same
-                # where a core is idle, and is cancelled if no rule asks (builds.py).
-                if not self._target().measured:
-                    self.builds.start_stock()
-                elif self.settings.parallel_builds and decision_builds.spare_core():
-                    self.builds.start_stock(speculative=True)
+                # guard's child while we partition (on a measured one only a spill or a
+                # failure of ours asks for it, decision_check.settle; see _choose).
+                self.builds.start_stock()
             for strategy in chain:
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
@@ -267,6 +266,14 @@ class KernelCompile:
         ours = Candidate(str(strategy), annotated, loop_reports, specialized)
         if not self._checks_decision(strategy):
             return ours
+        if self.settings.parallel_builds and decision_builds.spare_core():
+            # On a measured target stock's build starts beside ours all the same, now that the
+            # solver's done (it would take the cores the solve uses), and the other decision's
+            # once stock's says a rule may ask for it: used only where a rule asks, cancelled
+            # at the end of the stage else (builds.py).
+            self.builds.start_stock(
+                speculative=True, then=lambda built: self._speculate(ours, built, part_text, loops)
+            )
         settled = settle(
             ours,
             self._target(),
@@ -289,7 +296,29 @@ class KernelCompile:
     def _target(self) -> Target:
         return target_for(self.capability, versions.installed().name)
 
+    def _speculate(self, ours: Candidate, stock: Built, part_text: str, loops: int) -> None:
+        """The other decision's build started beside ours where stock's build says a rule
+        may ask for it: a spill of ours would not give way to stock's kernel (it failed, or
+        it spills too)."""
+        if stock.ok and not stock.spills:
+            return
+        built = self.builds.verdicts.get(ours.annotated)
+        if built is not None and not Built.from_verdict(built).spills:
+            return  # ours is built, and nothing asks for the other
+        self.builds.speculate(
+            lambda: self._flip(ours, part_text, loops),
+            lambda c: records.register_requests(c.loop_reports),
+        )
+
     def _flip(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
+        """The other decision (`_flip_now`), once per candidate (a speculative build and the
+        decision check may both ask)."""
+        with self._flips_lock:
+            if candidate.annotated not in self._flips:
+                self._flips[candidate.annotated] = self._flip_now(candidate, part_text, loops)
+            return self._flips[candidate.annotated]
+
+    def _flip_now(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
         """The other decision: unspecialized for a specialized candidate; else the
         heuristic's plan forced to specialize, else Triton's own partitioner."""
         if candidate.specialized:
