@@ -128,9 +128,9 @@ def test_pool_workers_do_not_import_from_the_working_directory(tmp_path: Path) -
 
 
 GUARD = """
-from ws_solver.triton.guard.client import STARTUP_TIMEOUT_S, _ServerHandle
-handle = _ServerHandle.start()
-hello = handle._receive(STARTUP_TIMEOUT_S, retry=False)
+from ws_solver.triton.guard.helper import STARTUP_TIMEOUT_S, ServerHandle
+handle = ServerHandle.start()
+hello = handle.hello(STARTUP_TIMEOUT_S)
 handle.proc.stdin.close()
 handle.proc.wait(timeout=30)
 assert hello.get("ready"), hello

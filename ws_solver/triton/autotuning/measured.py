@@ -156,6 +156,7 @@ def build_options(session: Session) -> dict[str, Any]:
         "lowering_timeout": s.lowering_timeout,
         "partition_timeout": s.partition_timeout,
         "check_decision": s.check_decision,
+        "parallel_builds": s.parallel_builds,
         "skip": s.skip,
         "cache_dir": session.cache_base,
         "report_file": session.report_file,

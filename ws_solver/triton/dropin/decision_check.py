@@ -9,9 +9,11 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    on silicon (`Target.measured`), ws_solver's decision does not reverse stock's without
    evidence (`model.decision.reversal`): stock fails or spills, or the modeled gain is above
    that target's margin. Otherwise the kernel takes stock's decision, with ws_solver's plan
-   inside it. On a measured target stock's kernel is built only where a rule weighs it (ours
-   fails or spills): elsewhere the record says `not built`, and the compile saves a ptxas
-   run (issue 49).
+   inside it. On a measured target stock's kernel weighs only where ours fails or spills:
+   elsewhere the record says `not built` (issue 49). Where cores allow, its build runs beside
+   ours all the same and is cancelled when no rule asks for it, and so does the other
+   decision's once stock's says a rule may; the record is the same either way
+   (`builds.py`: it depends on which rules asked, never on which build ended first).
 2. **Spills.** When ptxas spills the chosen kernel, the other decision is built too, and
    kept when it spills at most half as much (`relieves`; none at all, the case the
    check was made for: a 4-warp 128x256 GEMM spilling 1,696 B ran 7x slower than stock's
@@ -19,7 +21,10 @@ ptxas, `guard_server.probe_binary` and `probe_stock`):
    fact. Where the spills sit can veto a relief (`BinaryUsage.relieved_by`): a build with
    more spill instructions on an inner loop's every-iteration path (read off the SASS)
    relieves nothing, however few its bytes; among reliefs those instructions order first
-   (`worse_than`). Under
+   (`worse_than`). Those counts order only two builds that both spill, so they are read
+   (nvdisasm, ~0.4 s a cubin) only there, once the bytes leave them a say (`_usages`,
+   `Built.read_hot_spills`); the record's builds and evidence show the counts the rules
+   read, the same in every cache state. Under
    Triton 3.9, persistent pointer GEMM t128x128x128 gelu flat w4 s2, Triton's partitioner's
    build spilled 36 B against stock's 72 B and was kept, and ran 0.61x stock's speed on the
    H100: it reloads its loop counter from local memory every K step (7 hot spill
@@ -49,13 +54,15 @@ Triton's own partitioner first, before the decision itself is given up.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...model.decision import reversal
 from ...model.target import Target
 from ..toolchain.binary_usage import BinaryUsage
+from ..toolchain.sass_loops import LoopSpills
 
 
 @dataclass
@@ -85,7 +92,7 @@ def stock_candidate(built: Built) -> Candidate:
     return Candidate(STOCK_LABEL, "", [], bool(built.specialized), stock=True)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Built:
     """What the guard's child built of a candidate (or of stock Triton's compile)."""
 
@@ -93,6 +100,19 @@ class Built:
     specialized: bool | None = None
     usage: BinaryUsage | None = None
     reason: str = ""
+    # Reads where a spilling build's spill instructions sit (builds.py), called only where two
+    # spilling builds are compared (`read_hot_spills`); None: nothing to read.
+    sass: Callable[[], LoopSpills | None] | None = field(default=None, compare=False, repr=False)
+
+    def read_hot_spills(self) -> None:
+        """Where this build's spill instructions sit, read once (its usage then says)."""
+        read, self.sass = self.sass, None
+        if read is None or not self.spills or self.usage is None:
+            return
+        if self.usage.loop_spills is None:
+            spills = read()
+            if spills is not None:
+                self.usage = replace(self.usage, loop_spills=spills)
 
     @property
     def ok(self) -> bool:
@@ -139,12 +159,32 @@ def modeled_gain(ours: Candidate, other: Candidate) -> float | None:
     return (theirs - mine) / mine
 
 
-def _usages(chosen: Built, other: Built) -> tuple[BinaryUsage, BinaryUsage] | None:
-    """Both builds' ptxas usage, or None when either has none."""
+def _usages(
+    chosen: Built, other: Built, where: bool = True
+) -> tuple[BinaryUsage, BinaryUsage] | None:
+    """Both builds' ptxas usage, or None when either has none; where both spill (and
+    ``where``), with where their spill instructions sit: only then do the hot counts order
+    them (`BinaryUsage.worse_than`, `relieved_by`: a build without a spill has none)."""
     if not (chosen.ok and other.ok):
         return None
+    if where and chosen.spills and other.spills:
+        _read_hot_spills(chosen, other)
     assert chosen.usage is not None and other.usage is not None
     return chosen.usage, other.usage
+
+
+def _read_hot_spills(a: Built, b: Built) -> None:
+    """Both builds' hot counts read, side by side where both are still to read."""
+    if a.sass is None or b.sass is None:
+        a.read_hot_spills()
+        b.read_hot_spills()
+        return
+    reader = threading.Thread(target=a.read_hot_spills, name="ws_solver-sass", daemon=True)
+    reader.start()
+    try:
+        b.read_hot_spills()
+    finally:
+        reader.join()
 
 
 def better(chosen: Built, other: Built) -> bool:
@@ -156,9 +196,14 @@ def better(chosen: Built, other: Built) -> bool:
 
 def relieves(chosen: Built, other: Built) -> bool:
     """Whether `other` spills at most half what the spilling `chosen` does
-    (`BinaryUsage.relieved_by`: half the bytes, and no more hot spill instructions)."""
+    (`BinaryUsage.relieved_by`: half the bytes, and no more hot spill instructions; the
+    bytes first, the hot counts read only where they can veto)."""
+    usages = _usages(chosen, other, where=False)
+    if usages is None or not usages[0].relieved_by(usages[1]):
+        return False
     usages = _usages(chosen, other)
-    return usages is not None and usages[0].relieved_by(usages[1])
+    assert usages is not None
+    return usages[0].relieved_by(usages[1])
 
 
 @dataclass
@@ -179,8 +224,26 @@ def settle(
 ) -> Settled:
     """Keep `ours` or the other decision (`flip(ours)`), as the module docstring says;
     `triton`: Triton's own partitioner's candidate, tried when a specialized plan of ours
-    spills and stock's specialized kernel spills less."""
+    spills and stock's specialized kernel spills less. The record's builds say where their
+    spill instructions sit where a comparison read it, whatever was cached."""
+    builds: dict[str, tuple[str | None, Built]] = {}
+    settled = _settle(ours, target, flip, build, stock, triton, builds)
+    for name, (plan, built) in builds.items():  # as they are now that the rules read them
+        settled.record[name] = {**({"plan": plan} if plan else {}), **built.to_dict()}
+    return settled
+
+
+def _settle(
+    ours: Candidate,
+    target: Target,
+    flip: Callable[[Candidate], Candidate],
+    build: Callable[[Candidate], Built],
+    stock: Callable[[], Built],
+    triton: Callable[[], Candidate] | None,
+    builds: dict[str, tuple[str | None, Built]],
+) -> Settled:
     ours_built = build(ours)
+    builds["ours"] = (ours.label, ours_built)
     record: dict = {"ours": {"plan": ours.label, **ours_built.to_dict()}}
     built_stock: list[Built] = []
 
@@ -188,6 +251,7 @@ def settle(
         """Stock's build, asked for only where a rule weighs it (a ptxas run saved else)."""
         if not built_stock:
             built_stock.append(stock())
+            builds["stock"] = (None, built_stock[0])
             record["stock"] = built_stock[0].to_dict()
         return built_stock[0]
 
@@ -208,6 +272,7 @@ def settle(
         if other is None:
             other = flip(ours)
             other_built = build(other)
+            builds["other"] = (other.label, other_built)
             record["other"] = {"plan": other.label, **other_built.to_dict()}
         assert other_built is not None
         return other, other_built
@@ -249,6 +314,7 @@ def settle(
         # spilled where stock's specialized kernel did not).
         theirs = triton()
         theirs_built = build(theirs)
+        builds["triton"] = (theirs.label, theirs_built)
         record["triton"] = {"plan": theirs.label, **theirs_built.to_dict()}
         if theirs_built.specialized == chosen_built.specialized and better(
             chosen_built, theirs_built
@@ -256,26 +322,29 @@ def settle(
             chosen, chosen_built = theirs, theirs_built
     if chosen_built.spills:
         stock_built = the_stock()
-        evidence = f"ptxas: {chosen.label} {_built(chosen_built)}"
-        if chosen is not ours:
-            evidence += f"; {ours.label} {_built(ours_built)}"
+
+        def evidence() -> str:  # written once the rules read what they weigh
+            said = f"ptxas: {chosen.label} {_built(chosen_built)}"
+            return said + (f"; {ours.label} {_built(ours_built)}" if chosen is not ours else "")
+
         if stock_built.ok and stock_built.usage is not None and not stock_built.spills:
             # Nothing spills less than nothing: stock's kernel is kept without building the
             # other decision (issue 49: these were the slowest compiles, three builds in turn).
-            evidence += f"; stock {_built(stock_built)}"
-            return _stock(record, stock_built, "spill check: stock", evidence)
+            said = f"{evidence()}; stock {_built(stock_built)}"
+            return _stock(record, stock_built, "spill check: stock", said)
         alt, alt_built = (ours, ours_built) if chosen is not ours else the_other()
-        if chosen is ours:
-            evidence += f"; {alt.label} {_built(alt_built)}"
-        if relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built):
+        to_stock = relieves(chosen_built, stock_built) and not _spills_less(alt_built, stock_built)
+        to_alt = not to_stock and relieves(chosen_built, alt_built)
+        said = evidence() + (f"; {alt.label} {_built(alt_built)}" if chosen is ours else "")
+        if to_stock:
             # Stock's kernel first: it is the default answer, and the relief rule holds for it.
-            evidence += f"; stock {_built(stock_built)}"
-            return _stock(record, stock_built, "spill check: stock", evidence)
-        if relieves(chosen_built, alt_built):
-            record |= {"rule": "spill check", "evidence": evidence}
+            said += f"; stock {_built(stock_built)}"
+            return _stock(record, stock_built, "spill check: stock", said)
+        if to_alt:
+            record |= {"rule": "spill check", "evidence": said}
             chosen = alt
         else:  # weighed and kept: the record says against what
-            record["spill_check"] = f"{evidence}; stock {_built(stock_built)}: kept"
+            record["spill_check"] = f"{said}; stock {_built(stock_built)}: kept"
     record.setdefault("stock", dict(NOT_BUILT))
     record["kept"] = chosen.label
     record["specialized"] = chosen.specialized

@@ -58,6 +58,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WS_SOLVER_CACHE", "cache", options.parse_flag),
     Variable("WS_SOLVER_TRITON_CACHE_DIR", "cache_dir", check_cache_dir),
     Variable("WS_SOLVER_CHECK_DECISION", "check_decision", options.parse_flag),
+    Variable("WS_SOLVER_PARALLEL_BUILDS", "parallel_builds", options.parse_flag),
     Variable("WS_SOLVER_LOWERING_TIMEOUT", "lowering_timeout", _seconds("the lowering timeout")),
     Variable("WS_SOLVER_PARTITION_TIMEOUT", "partition_timeout", _seconds("the partition timeout")),
     Variable("WS_SOLVER_APPLY_REGISTERS", "apply_registers", options.parse_flag),

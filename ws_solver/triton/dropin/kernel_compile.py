@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from ..toolchain import versions
 from ..toolchain.binary_usage import cubin_key
 from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
+from . import builds as decision_builds
 from . import dump, handover, records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
@@ -42,11 +43,8 @@ _STOCK_NOTES = {
     ),
 }
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
-# Stock's builds run here while the compiling thread partitions (a few at once: compiles of
-# several threads, e.g. Inductor's, each wait for their own).
-_BUILDS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ws_solver-stock")
-BINARY_PROBE = "ws_solver.triton.guard.server:probe_binary"
-STOCK_PROBE = "ws_solver.triton.guard.server:probe_stock"
+BINARY_PROBE = decision_builds.BINARY_PROBE
+STOCK_PROBE = decision_builds.STOCK_PROBE
 
 
 # -- the hook ---------------------------------------------------------------------------------
@@ -104,20 +102,28 @@ class KernelCompile:
         self.report: CompileReport | None = None
         self.release_ring_depth: int | None = None  # set when a specialized module lowered
         self.ttir: str | None = None  # the kernel's TTIR, for stock Triton's build
-        self.built: dict[str, lguard.Verdict] = {}  # the decision check's builds, by text
+        # The decision check's builds (ours by text, stock's), in the guard's child.
+        self.builds = decision_builds.Builds(
+            self.settings, capability, options, session.cache_dir, self._lowering_job, BINARY_PROBE
+        )
+        self._flips: dict[str, Candidate] = {}  # the other decision, by candidate text
+        self._flips_lock = threading.Lock()
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
-        self._stock_future: Future | None = None  # stock's build, started early
-        self._stock_job: lguard.LoweringJob | None = None  # and what it built, once it did
-        self._stock_verdict: lguard.Verdict | None = None
         self.part_text: str | None = None  # the planner's input (for dump_dir)
         self.annotated: str | None = None  # what the kept attempt handed to Triton
         self.handed: lguard.Lowering | None = None  # the child's lowering the stages take
 
     # ttgir ---------------------------------------------------------------------------------
     def ttgir(self, mod: Any, metadata: dict) -> Any:
+        try:
+            return self._ttgir(mod, metadata)
+        finally:  # stock's build, started speculatively, where no rule asked for it
+            self.builds.drop_speculation()
+
+    def _ttgir(self, mod: Any, metadata: dict) -> Any:
         ttir = mod.str()
-        self.ttir = ttir
+        self.ttir = self.builds.ttir = ttir
         if not records.WS_LOOP.search(ttir):
             return self.stock_ttgir(mod, metadata)  # exactly what Triton would do
         self.triton_hash = metadata.get("hash")
@@ -164,8 +170,8 @@ class KernelCompile:
             if chain and self._checks_decision(chain[0]) and not self._target().measured:
                 # Stock's decision weighs on an unmeasured target: its build runs in the
                 # guard's child while we partition (on a measured one only a spill or a
-                # failure of ours asks for it, decision_check.settle).
-                self._start_stock()
+                # failure of ours asks for it, decision_check.settle; see _choose).
+                self.builds.start_stock()
             for strategy in chain:
                 result = self._attempt(strategy, part_text, context, metadata, sites)
                 if result is not None:
@@ -260,12 +266,20 @@ class KernelCompile:
         ours = Candidate(str(strategy), annotated, loop_reports, specialized)
         if not self._checks_decision(strategy):
             return ours
+        if self.settings.parallel_builds and decision_builds.spare_core():
+            # On a measured target stock's build starts beside ours all the same, now that the
+            # solver's done (it would take the cores the solve uses), and the other decision's
+            # once stock's says a rule may ask for it: used only where a rule asks, cancelled
+            # at the end of the stage else (builds.py).
+            self.builds.start_stock(
+                speculative=True, then=lambda built: self._speculate(ours, built, part_text, loops)
+            )
         settled = settle(
             ours,
             self._target(),
             lambda c: self._flip(c, part_text, loops),
-            self._build,
-            self._stock,
+            lambda c: self.builds.build(c, records.register_requests(c.loop_reports)),
+            self.builds.stock,
             lambda: Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True),
         )
         assert self.report is not None
@@ -282,7 +296,29 @@ class KernelCompile:
     def _target(self) -> Target:
         return target_for(self.capability, versions.installed().name)
 
+    def _speculate(self, ours: Candidate, stock: Built, part_text: str, loops: int) -> None:
+        """The other decision's build started beside ours where stock's build says a rule
+        may ask for it: a spill of ours would not give way to stock's kernel (it failed, or
+        it spills too)."""
+        if stock.ok and not stock.spills:
+            return
+        built = self.builds.verdicts.get(ours.annotated)
+        if built is not None and not Built.from_verdict(built).spills:
+            return  # ours is built, and nothing asks for the other
+        self.builds.speculate(
+            lambda: self._flip(ours, part_text, loops),
+            lambda c: records.register_requests(c.loop_reports),
+        )
+
     def _flip(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
+        """The other decision (`_flip_now`), once per candidate (a speculative build and the
+        decision check may both ask)."""
+        with self._flips_lock:
+            if candidate.annotated not in self._flips:
+                self._flips[candidate.annotated] = self._flip_now(candidate, part_text, loops)
+            return self._flips[candidate.annotated]
+
+    def _flip_now(self, candidate: Candidate, part_text: str, loops: int) -> Candidate:
         """The other decision: unspecialized for a specialized candidate; else the
         heuristic's plan forced to specialize, else Triton's own partitioner."""
         if candidate.specialized:
@@ -293,48 +329,6 @@ class KernelCompile:
         if any(r.specialized for r in reports):
             return Candidate("heuristic, forced", text, reports, True)
         return Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True)
-
-    def _build(self, candidate: Candidate) -> Built:
-        """The candidate built to ptxas in the guard's child (probe_binary)."""
-        requests = records.register_requests(candidate.loop_reports)
-        job = self._lowering_job(candidate.annotated, requests)
-        where = os.path.join(self.session.cache_dir, "lowering-probes")
-        verdict = lguard.guard().probe(
-            job, self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S, where, BINARY_PROBE
-        )
-        self.built[candidate.annotated] = verdict  # the lowering's verdict too (_probe)
-        return Built.from_verdict(verdict)
-
-    def _start_stock(self) -> None:
-        """Build stock's kernel in the guard's child, in a thread of its own: the child runs
-        while this process partitions (the decision check waits for it in ``_stock``)."""
-        if self._stock_future is None:
-            self._stock_future = _BUILDS.submit(self._stock_build)
-
-    def _stock(self) -> Built:
-        """What stock Triton builds of this kernel (started by ``_start_stock``, or now)."""
-        if self._stock_future is None:
-            return self._stock_build()
-        return self._stock_future.result()
-
-    def _stock_build(self) -> Built:
-        """What stock Triton builds of this kernel (probe_stock on its TTIR)."""
-        if self.ttir is None:
-            return Built("unavailable", reason="no TTIR")
-        job = lguard.LoweringJob(
-            text=self.ttir,
-            capability=self.capability,
-            options=self.options,
-            num_warps=self.options.num_warps,
-            registers=(),
-            apply_registers=False,
-            hopper=False,
-        )
-        where = os.path.join(self.session.cache_dir, "lowering-probes")
-        timeout = self.settings.lowering_timeout or lguard.DEFAULT_TIMEOUT_S
-        verdict = lguard.guard().probe(job, timeout, where, STOCK_PROBE)
-        self._stock_job, self._stock_verdict = job, verdict  # its lowering (_stock_ttgir)
-        return Built.from_verdict(verdict)
 
     def _partition(
         self,
@@ -359,7 +353,7 @@ class KernelCompile:
         """The rest of make_ttgir on ``annotated``: the guard child's lowering of it where
         `handover.taken` allows (then its text, which the llir stage knows), else here."""
         job = self._lowering_job(annotated, requests)
-        lowering = self._handed_over(job, BINARY_PROBE, self.built.get(annotated))
+        lowering = self._handed_over(job, BINARY_PROBE, self.builds.verdicts.get(annotated))
         if lowering is not None and lowering.post is not None:
             return lowering.post, self._take(lowering, metadata)
         post = self._post_pipeline(requests)
@@ -372,7 +366,7 @@ class KernelCompile:
     def _stock_ttgir(self, context: Any, metadata: dict) -> Any:
         """Stock Triton's make_ttgir on the kernel's TTIR: the guard child's where
         `handover.taken` allows, else here."""
-        job, verdict = self._stock_job, self._stock_verdict
+        job, verdict = self.builds.stock_job, self.builds.stock_verdict
         lowering = self._handed_over(job, STOCK_PROBE, verdict) if job is not None else None
         if lowering is not None:
             return self._take(lowering, metadata)
@@ -420,7 +414,7 @@ class KernelCompile:
         # of rank K > 0 goes to ptxas too: ptxas can reject one for its registers (explore:1 of
         # gemm_persistent t128x256x64 relu w8 s2, 128 of the 154 one instruction needs), and
         # that should fall back like a lowering failure, not stop the compile.
-        verdict = self.built.get(annotated)
+        verdict = self.builds.verdicts.get(annotated)
         if verdict is None:
             to_ptxas = self._checks_decision(strategy) or isinstance(strategy, Explore)
             function = BINARY_PROBE if to_ptxas else None

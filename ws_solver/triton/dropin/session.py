@@ -73,6 +73,10 @@ class Settings:
     # Optimal and heuristic: build stock Triton's kernel and ours to ptxas in the guard's
     # child, and keep the decision the compiler supports (decision_check.py).
     check_decision: bool = True
+    # The decision check's builds side by side where cores allow: on a measured target stock's
+    # kernel is built beside ours, used only where a rule asks (dropin/builds.py). Not part
+    # of the digest: it changes no binary and no report.
+    parallel_builds: bool = True
     # Kernels left to stock Triton (fnmatch patterns of kernel names): compiled by Triton's
     # own stage, reported as "stock" (skipped).
     skip: tuple[str, ...] = ()
@@ -89,7 +93,7 @@ class Settings:
         if not isinstance(self.solve, SolveOptions):
             raise ValueError(f"solve must be SolveOptions, got {self.solve!r}")
         flags = ("apply_registers", "overlap_wgmma", "release_per_warp_group", "take_turns")
-        for name in (*flags, "check_decision"):
+        for name in (*flags, "check_decision", "parallel_builds"):
             check_flag(getattr(self, name), name)
         for name in ("lowering_timeout", "partition_timeout"):
             object.__setattr__(self, name, check_optional_seconds(getattr(self, name), name))

@@ -57,6 +57,7 @@ def enable(
     partition_timeout: float | None = None,
     reset_caches: bool = True,
     check_decision: bool = True,
+    parallel_builds: bool = True,
     skip: str | Sequence[str] = (),
     report_file: str | os.PathLike | None = None,
     dump_dir: str | os.PathLike | None = None,
@@ -93,7 +94,10 @@ def enable(
     by default an optimal or heuristic compile builds its kernel (and stock Triton's, where a
     rule weighs it) to ptxas in the guard's child, keeps stock's decision
     on a target never measured unless there is evidence, and keeps the decision that spills
-    less when ptxas spills the chosen kernel.
+    less when ptxas spills the chosen kernel. ``parallel_builds=False``: its builds one after
+    another, never one started before a rule asks for it (by default, where two cores or more
+    are free, stock's build runs beside ours on a measured target too and is used only where
+    a rule asks for it: ``ws_solver.triton.dropin.builds``).
     ``skip``: kernel-name patterns (``fnmatch``, e.g. ``"_attn_fwd*"``) left to stock Triton:
     their compiles run Triton's own stages and are reported as ``"stock"`` with the pattern.
     ``candidates``: measured mode's candidates, names as ``autotune`` takes them (a list,
@@ -130,6 +134,7 @@ def enable(
         take_turns=take_turns,
         partition_timeout=partition_timeout,
         check_decision=check_decision,
+        parallel_builds=parallel_builds,
         skip=skip,
         dump_dir=dump,
         candidates=_candidate_list(candidates),

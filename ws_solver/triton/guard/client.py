@@ -8,18 +8,25 @@ a helper process to lower the same text, under a time limit:
 - The helper (the *server*) is one Python process per user process, started on the first
   warp-specialized compile (``python -c ... _serve()``), with Triton imported once. It exits
   when its parent does (end of its stdin) or after ``IDLE_S`` without work.
-- For each probe the server forks a child (the server is single-threaded, so forking is
-  safe and costs milliseconds). The child builds a fresh MLIR context, parses the text and
-  runs ``run_after_partition`` one pass group at a time, telling the server which one it is
-  in; its stdout/stderr go to a file whose tail comes back with the verdict.
+- For each probe the server forks a child at once (the server is single-threaded, so
+  forking is safe and costs milliseconds): probes of several threads run side by side, at
+  most one per usable core (``usable_cores``), and each answer carries its request's id. The
+  child builds a fresh MLIR context, parses the text and runs ``run_after_partition`` one
+  pass group at a time, telling the server which one it is in; its stdout/stderr go to a
+  file whose tail comes back with the verdict.
 - The server kills the child when the time limit passes (verdict ``hang``, naming the pass
   group that did not finish); a child that dies without an answer is a ``crash`` (naming
   the signal); a Python exception (``PassManager::run failed`` and the like) is an
-  ``error`` with its MLIR diagnostics.
+  ``error`` with its MLIR diagnostics. Each child leads a process group of its own, so a
+  kill takes what it runs (ptxas, nvdisasm) with it, and dies with the server.
+- ``cancel`` stops a probe nobody else waits for (the drop-in's speculative builds): its
+  child is killed and it answers ``cancelled``, kept nowhere. A probe its caller gives up
+  (Ctrl-C) is cancelled the same way; its answer goes to no other probe.
 
 Verdicts are cached in memory and on disk by a digest of everything the lowering depends on
 (annotated text, target, options, register rewrite, Hopper fix, Triton and ws_solver
-versions), so an autotuning sweep or a second process probes each module once.
+versions), so an autotuning sweep or a second process probes each module once; two threads
+asking for the same key at once share one probe.
 
 If the helper cannot be started (no usable ``sys.executable``, no ``fork``), the guard says
 so (verdict ``unavailable``) and the drop-in lowers unguarded, as before the guard existed.
@@ -34,28 +41,25 @@ import hashlib
 import json
 import os
 import pickle
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
-import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ...core import readers
-from ...core.envvars import without_activation
-from ...core.processes import python_command
-from .server import BINARY, IDLE_S, LOWERED, Lowering, Reader, hang_reason, send, send_bytes
+from .helper import STARTUP_TIMEOUT_S as STARTUP_TIMEOUT_S
+from .helper import ServerGone as _ServerGone
+from .helper import ServerHandle as _ServerHandle
+from .server import BINARY, LOWERED, Lowering, hang_reason
 
 DEFAULT_TIMEOUT_S = 60.0
-STARTUP_TIMEOUT_S = 120.0  # importing Triton on a loaded machine; not the lowering's limit
 GRACE_S = 15.0  # on top of a probe's limit, for the server to kill the child and answer
 PROBE_FUNCTION = (
     "ws_solver.triton.guard.server:probe_lowering"  # "module:function", run in the child
 )
 PERSISTED = ("ok", "error", "hang", "crash")  # verdicts worth keeping across processes
+CANCELLED = "cancelled"  # a probe stopped by `LoweringGuard.cancel` (kept nowhere)
 KEPT_BINARIES = 16  # cubins of this process's probes kept for its compiles (a few MB at most)
 KEPT_LOWERINGS = 8  # their TTGIR, LLVM IR and PTX (the compile takes the one it keeps next)
 
@@ -100,7 +104,7 @@ class LoweringJob:
 class Verdict:
     """The outcome of one probe."""
 
-    status: str  # "ok" | "error" | "hang" | "crash" | "unavailable"
+    status: str  # "ok" | "error" | "hang" | "crash" | "unavailable" | "cancelled"
     stage: str = ""  # the probe stage it was in (see STAGE_NAMES)
     reason: str = ""  # one line, for warnings and reports; "" when ok
     error_type: str = ""  # "error": the exception's type name
@@ -133,12 +137,16 @@ class Verdict:
 
 # -- the parent's side ------------------------------------------------------------------------
 class LoweringGuard:
-    """Probes lowerings in a helper process, with verdicts cached in memory and on disk."""
+    """Probes lowerings in a helper process, with verdicts cached in memory and on disk.
+    Probes of several threads run side by side (a child each, at most ``parallel`` at once:
+    the usable cores); two of the same key run once."""
 
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
+    def __init__(self, parallel: int | None = None) -> None:
+        self._lock = threading.RLock()  # the helper's handle, the verdicts, the probes in flight
         self._server: _ServerHandle | None = None
         self._memory: dict[str, Verdict] = {}
+        self._flights: dict[str, _Flight] = {}
+        self._slots = threading.Semaphore(parallel or usable_cores())
         self._broken: str | None = None  # why the helper cannot start (once known)
         self._server_ever_ready = False
         # Cubins by key and lowerings by job key, with a lock of their own: a compile asks
@@ -162,21 +170,78 @@ class LoweringGuard:
         cache_dir: str | os.PathLike | None = None,
         function: str | None = None,
     ) -> Verdict:
-        """Lower ``job`` in a child process within ``timeout_s``; cached by ``job.key()``."""
+        """Lower ``job`` in a child process within ``timeout_s``; cached by ``job.key()``.
+        A probe of the key already in flight (another thread's) waits for that one."""
         function = function or PROBE_FUNCTION
         key = job.key(function)
+        while True:
+            with self._lock:
+                hit = self._memory.get(key) or _read_verdict(cache_dir, key)
+                if hit is not None:
+                    self._memory[key] = hit
+                    return replace(hit, cached=True)
+                if self._broken is not None:
+                    reason = f"lowering guard unavailable: {self._broken}"
+                    return Verdict("unavailable", reason=reason)
+                flight = self._flights.get(key)
+                if flight is None:
+                    flight = self._flights[key] = _Flight()
+                    break
+                flight.followers += 1
+            flight.done.wait()
+            if flight.verdict is not None and flight.verdict.status != CANCELLED:
+                return flight.verdict
+        try:
+            with self._slots:
+                if flight.cancelled:  # before it was sent
+                    verdict = Verdict(CANCELLED, reason=CANCELLED)
+                else:
+                    verdict = self._keep_builds(key, self._run(job, timeout_s, function, flight))
+            if verdict.status in PERSISTED and verdict.stage != "guard":
+                with self._lock:
+                    self._memory[key] = verdict
+                _write_verdict(cache_dir, key, verdict)
+            flight.verdict = verdict
+            return verdict
+        finally:
+            with self._lock:
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
+            flight.done.set()
+
+    def known(self, key: str, cache_dir: str | os.PathLike | None = None) -> Verdict | None:
+        """The verdict kept for ``key`` (in memory, else on disk), without probing."""
         with self._lock:
             hit = self._memory.get(key) or _read_verdict(cache_dir, key)
             if hit is not None:
                 self._memory[key] = hit
-                return replace(hit, cached=True)
-            if self._broken is not None:
-                return Verdict("unavailable", reason=f"lowering guard unavailable: {self._broken}")
-            verdict = self._keep_builds(key, self._run(job, timeout_s, function))
-            if verdict.status in PERSISTED and verdict.stage != "guard":
-                self._memory[key] = verdict
-                _write_verdict(cache_dir, key, verdict)
-            return verdict
+            return hit
+
+    def remember(
+        self, key: str, verdict: Verdict, cache_dir: str | os.PathLike | None = None
+    ) -> Verdict:
+        """Keep ``verdict`` for ``key`` as a probe's would be kept (what this process worked
+        out of a probe's cubin, for the probe that works it out in the child)."""
+        with self._lock:
+            self._memory[key] = verdict
+        _write_verdict(cache_dir, key, verdict)
+        return verdict
+
+    def cancel(self, key: str) -> bool:
+        """Stop the probe of ``key`` (``LoweringJob.key(function)``) in flight, where no other
+        probe waits for it: its child is killed (with what it runs) and it answers
+        ``cancelled``, a verdict kept nowhere. Whether it was stopped."""
+        with self._lock:
+            flight = self._flights.get(key)
+            if flight is None or flight.followers:
+                return False
+            flight.cancelled = True
+            del self._flights[key]  # a later probe of the key starts its own
+            asked = flight.asked
+        if asked is not None:
+            server, request_id = asked
+            server.cancel(request_id)
+        return True
 
     def assembled(self, key: str) -> bytes | None:
         """The cubin a probe of this process assembled for ``key``
@@ -217,42 +282,56 @@ class LoweringGuard:
         """Stop the helper process (a later probe starts a new one)."""
         with self._lock:
             server, self._server = self._server, None
-            if server is not None:
-                server.close()
+        if server is not None:
+            server.close()
+
+    def _drop(self, server: _ServerHandle) -> None:
+        """Stop ``server``, and forget it if it is still the helper (another thread may have
+        started the next one)."""
+        with self._lock:
+            if self._server is server:
+                self._server = None
+        server.close()
 
     def _handle(self) -> _ServerHandle:
-        if self._server is not None and not self._server.usable():
-            self._server.close()
-            self._server = None
-        if self._server is None:
-            self._server = _ServerHandle.start()
-        return self._server
+        with self._lock:
+            if self._server is not None and not self._server.usable():
+                self._server.close()
+                self._server = None
+            if self._server is None:
+                self._server = _ServerHandle.start()
+            return self._server
 
-    def _run(self, job: LoweringJob, timeout_s: float, function: str) -> Verdict:
+    def _run(self, job: LoweringJob, timeout_s: float, function: str, flight: _Flight) -> Verdict:
         request = {"function": function, "job": job, "timeout_s": float(timeout_s)}
         try:
-            payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:  # options that do not pickle: send the fields the passes use
             request["job"] = replace(job, options=_plain_options(job.options))
             try:
-                payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
             except Exception:
                 return Verdict("unavailable", reason=f"cannot send the job: {e}")
         for attempt in range(2):  # a server that died while idle is restarted once
+            server = None
             try:
-                server = self._handle()
-                reply = server.ask(payload, timeout_s + GRACE_S)
+                with self._lock:
+                    server = self._handle()
+                reply = server.ask(request, timeout_s + GRACE_S, flight)
             except _ServerGone as e:
-                self.shutdown()
+                if server is not None:
+                    self._drop(server)
                 if attempt == 0 and e.retry:
                     continue
-                if not self._server_ever_ready:
-                    self._broken = str(e)  # do not wait for a helper that cannot start again
+                with self._lock:
+                    if not self._server_ever_ready:
+                        self._broken = str(e)  # do not wait for a helper that cannot start
                 return Verdict("unavailable", reason=f"lowering guard unavailable: {e}")
             except TimeoutError:
                 # The server enforces the limit itself; one that does not answer in time is
                 # stuck with the child: take both down and treat the lowering as hung.
-                self.shutdown()
+                assert server is not None
+                self._drop(server)
                 return Verdict(
                     "hang",
                     stage="guard",  # not the module's fault for sure: not cached
@@ -260,106 +339,31 @@ class LoweringGuard:
                     timeout_s=timeout_s,
                 )
             except Exception as e:  # anything else about the helper: unguarded, not wrong
-                self.shutdown()
+                if server is not None:
+                    self._drop(server)
                 return Verdict("unavailable", reason=f"lowering guard unavailable: {e}")
             self._server_ever_ready = True
             return Verdict(**reply)
         raise AssertionError("unreachable")
 
 
-class _ServerGone(RuntimeError):
-    """The helper is not there; ``retry``: it was idle, so starting another may help."""
+@dataclass
+class _Flight:
+    """A probe in flight: who else waits for it, and where it was sent."""
 
-    def __init__(self, message: str, retry: bool) -> None:
-        super().__init__(message)
-        self.retry = retry
+    done: threading.Event = field(default_factory=threading.Event)
+    verdict: Verdict | None = None
+    followers: int = 0  # probes of the same key waiting for this one
+    cancelled: bool = False
+    asked: tuple | None = None  # (the server handle, the request's id), once sent
 
 
-class _ServerHandle:
-    """The parent's handle on one helper process (length-prefixed pickles over pipes)."""
-
-    def __init__(self, proc: subprocess.Popen, log: Any) -> None:
-        self.proc = proc
-        self.log = log  # the server's own stderr (import errors), read when it fails
-        self.owner = os.getpid()
-        self.ready = False
-        assert proc.stdout is not None
-        self.reader = Reader(proc.stdout.fileno())
-
-    @staticmethod
-    def start() -> _ServerHandle:
-        if not hasattr(os, "fork"):
-            raise _ServerGone("os.fork is not available on this platform", retry=False)
-        root = str(Path(__file__).resolve().parents[3])
-        code = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from ws_solver.triton.guard.server import _serve; _serve()"
-        )
-        log = tempfile.TemporaryFile()  # noqa: SIM115 (open for the helper's lifetime)
-        proc = subprocess.Popen(
-            python_command([root], code=code),  # the working directory out of sys.path
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            start_new_session=True,  # its children die with it (killpg) and not with ^C
-            close_fds=True,
-            env=without_activation(),  # it builds what it is asked, never through the drop-in
-        )
-        handle = _ServerHandle(proc, log)
-        # Not "" (this process's working directory, where `python -c` or a REPL puts it).
-        sys_path = [p for p in sys.path if p]
-        send(proc.stdin, {"sys_path": sys_path, "idle_s": IDLE_S})
-        return handle
-
-    def usable(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None
-
-    def ask(self, payload: bytes, timeout_s: float) -> dict:
-        """Send one request and wait ``timeout_s`` for the answer (TimeoutError if none)."""
-        if not self.ready:
-            try:
-                hello = self._receive(STARTUP_TIMEOUT_S, retry=False)
-            except TimeoutError:
-                raise _ServerGone(
-                    f"the helper did not start in {STARTUP_TIMEOUT_S:g} s", retry=False
-                ) from None
-            if not hello.get("ready"):
-                raise _ServerGone(f"the helper could not start: {hello.get('error')}", False)
-            self.ready = True
-        try:
-            send_bytes(self.proc.stdin, payload)
-        except OSError as e:  # it exited while idle (IDLE_S): start another
-            raise _ServerGone(f"the helper is gone ({e})", retry=True) from e
-        return self._receive(timeout_s, retry=False)
-
-    def _receive(self, timeout_s: float, retry: bool) -> dict:
-        try:
-            return self.reader.next(time.monotonic() + timeout_s)
-        except EOFError:
-            self.proc.wait()
-            raise _ServerGone(self._why_gone(), retry) from None
-
-    def _why_gone(self) -> str:
-        status = self.proc.returncode
-        tail = ""
-        with contextlib.suppress(OSError, ValueError):
-            self.log.seek(0)
-            tail = self.log.read().decode(errors="replace").strip().splitlines()[-1:]
-            tail = tail[0] if tail else ""
-        return f"the helper process ended (status {status})" + (f": {tail}" if tail else "")
-
-    def close(self) -> None:
-        if self.owner != os.getpid():  # a forked copy of the parent: not ours to stop
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(Exception):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout, self.log):
-            with contextlib.suppress(Exception):
-                stream.close()
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the platform says)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 _guard = LoweringGuard()

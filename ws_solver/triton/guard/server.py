@@ -2,8 +2,10 @@
 probe, the verdict's reasons, and the length-prefixed pickles both sides exchange.
 
 The helper is started as ``python -c "...; from ws_solver.triton.guard.server import _serve;
-_serve()"``; it imports Triton once (`_preload`) and forks a child for each probe, which runs
-``PROBE_FUNCTION`` (default `probe_lowering`: the drop-in's lowering of the annotated text).
+_serve()"``; it imports Triton once (`_preload`) and forks a child for each probe as its request
+comes in (several run at once; `_Running`), which runs ``PROBE_FUNCTION`` (default
+`probe_lowering`: the drop-in's lowering of the annotated text), and answers each request by
+its id when its child ends, is killed at its limit, or is cancelled.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ STAGE_NAMES = {
     "stock": "stock Triton's make_ttgir",
     "ptx": "Triton's make_ptx",
     "ptxas": "ptxas",
+    "nvdisasm": "nvdisasm (where the spill instructions sit)",
 }
 
 
@@ -96,26 +99,43 @@ class Reader:
     def next(self, deadline: float | None) -> Any:
         """The next message; EOFError at the end, TimeoutError past the deadline."""
         while True:
-            if len(self.buf) >= 8:
-                (size,) = struct.unpack("!Q", self.buf[:8])
-                if len(self.buf) >= 8 + size:
-                    data, self.buf = self.buf[8 : 8 + size], self.buf[8 + size :]
-                    return pickle.loads(data)
+            message = self._parsed()
+            if message is not None:
+                return message[0]
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if wait == 0.0 and deadline is not None:
                 raise TimeoutError
             readable, _, _ = select.select([self.fd], [], [], wait)
-            if not readable:
-                continue
-            chunk = os.read(self.fd, 1 << 20)
-            if not chunk:
-                raise EOFError
-            self.buf += chunk
+            if readable:
+                self.fill()
+
+    def fill(self) -> None:
+        """Read what is there (the descriptor is readable); EOFError at the end."""
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            raise EOFError
+        self.buf += chunk
+
+    def messages(self) -> list:
+        """The complete messages read so far."""
+        out = []
+        while (message := self._parsed()) is not None:
+            out.append(message[0])
+        return out
+
+    def _parsed(self) -> tuple[Any] | None:
+        if len(self.buf) >= 8:
+            (size,) = struct.unpack("!Q", self.buf[:8])
+            if len(self.buf) >= 8 + size:
+                data, self.buf = self.buf[8 : 8 + size], self.buf[8 + size :]
+                return (pickle.loads(data),)
+        return None
 
 
 # -- the helper process -----------------------------------------------------------------------
 def _serve() -> None:
-    """The helper's main loop: read a request, fork a child to lower it, answer."""
+    """The helper's main loop: read requests, fork a child for each at once (several run side
+    by side), answer each by its id as its child ends; a request to cancel kills its child."""
     requests = os.dup(0)
     answers = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -137,16 +157,59 @@ def _serve() -> None:
     except Exception as e:
         send(answers, {"ready": False, "error": f"{type(e).__name__}: {e}"})
         return
+    running: dict[int, _Running] = {}  # by the read end of each child's channel
+    try:
+        _serve_requests(reader, answers, running, idle_s, (requests, answers.fileno()))
+    finally:
+        for child in running.values():  # the parent is gone: so are its probes
+            child.kill()
+
+
+def _serve_requests(
+    reader: Reader, answers: Any, running: dict, idle_s: float, close_in_child: tuple
+) -> None:
+    idle_since = time.monotonic()
     while True:
-        try:
-            request = reader.next(time.monotonic() + idle_s)
-        except (EOFError, TimeoutError):
-            return
-        verdict = _probe_in_child(request, close_in_child=(requests, answers.fileno()))
-        try:
-            send(answers, verdict)
-        except OSError:
-            return
+        now = time.monotonic()
+        if running:
+            wait = max(0.0, min(c.deadline for c in running.values()) - now)
+        else:
+            wait = idle_since + idle_s - now
+            if wait <= 0:
+                return
+        readable, _, _ = select.select([reader.fd, *running], [], [], wait)
+        finished: list[tuple[_Running, dict]] = []
+        if reader.fd in readable:
+            try:
+                reader.fill()
+            except EOFError:
+                return
+            for request in reader.messages():
+                if "cancel" in request:
+                    child = next((c for c in running.values() if c.id == request["cancel"]), None)
+                    if child is not None:
+                        child.kill()
+                        finished.append((running.pop(child.fd), child.cancelled()))
+                else:
+                    child = _Running.fork(request, close_in_child)
+                    running[child.fd] = child
+        for fd in readable:
+            child = running.get(fd)
+            if child is not None and child.read():
+                finished.append((running.pop(fd), child.verdict()))
+        now = time.monotonic()
+        for fd, child in list(running.items()):
+            if now >= child.deadline:
+                child.kill()
+                child.outcome = ("hang",)
+                finished.append((running.pop(fd), child.verdict()))
+        for child, verdict in finished:
+            try:
+                send(answers, {"id": child.id, "verdict": verdict})
+            except OSError:
+                return
+        if finished and not running:
+            idle_since = time.monotonic()
 
 
 def _preload() -> None:
@@ -159,70 +222,133 @@ def _preload() -> None:
         importlib.import_module("ws_solver.triton.rewrites.hopper")
 
 
-def _probe_in_child(request: dict, close_in_child: tuple[int, ...]) -> dict:
-    """Fork, lower in the child, and turn what happened into a Verdict's fields."""
-    timeout_s = float(request["timeout_s"])
-    fd_log, log_path = tempfile.mkstemp(prefix="ws_solver_probe_", suffix=".log")
-    read_end, write_end = os.pipe()
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        status = 0
-        try:
-            os.close(read_end)
-            for fd in close_in_child:
+class _Running:
+    """One probe's child: forked at once, read as it reports, turned into a Verdict's fields.
+    The child leads a process group of its own, so that a kill takes what it runs with it
+    (ptxas, nvdisasm)."""
+
+    def __init__(self, request: dict, pid: int, fd: int, log_path: str) -> None:
+        self.id = request.get("id")
+        self.timeout_s = float(request["timeout_s"])
+        self.pid, self.fd, self.log_path = pid, fd, log_path
+        self.reader = Reader(fd)
+        self.start = time.monotonic()
+        self.deadline = self.start + self.timeout_s
+        self.stage = "start"
+        self.outcome: tuple | None = None
+        self.status: int | None = None
+
+    @staticmethod
+    def fork(request: dict, close_in_child: tuple[int, ...]) -> _Running:
+        fd_log, log_path = tempfile.mkstemp(prefix="ws_solver_probe_", suffix=".log")
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            status = 0
+            try:
                 with contextlib.suppress(OSError):
-                    os.close(fd)
-            os.dup2(fd_log, 1)
-            os.dup2(fd_log, 2)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            _child(request, write_end)
-        except BaseException:
-            status = 1
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(status)
-    os.close(write_end)
-    os.close(fd_log)
-    reader = Reader(read_end)
-    stage, outcome = "start", None
-    deadline = start + timeout_s
-    try:
-        while outcome is None:
-            message = reader.next(deadline)
+                    os.setpgid(0, 0)
+                _die_with_parent()
+                os.close(read_end)
+                for fd in close_in_child:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                os.dup2(fd_log, 1)
+                os.dup2(fd_log, 2)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _child(request, write_end)
+            except BaseException:
+                status = 1
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(status)
+        with contextlib.suppress(OSError):  # both sides, whichever runs first
+            os.setpgid(pid, pid)
+        os.close(write_end)
+        os.close(fd_log)
+        return _Running(request, pid, read_end, log_path)
+
+    def read(self) -> bool:
+        """Take what the child wrote; whether it is done (its outcome, or its end)."""
+        try:
+            self.reader.fill()
+        except (EOFError, OSError):
+            return True
+        for message in self.reader.messages():
             if message[0] == "stage":
-                stage = message[1]
+                self.stage = message[1]
             else:
-                outcome = message
-    except TimeoutError:
+                self.outcome = message
+        return self.outcome is not None
+
+    def kill(self) -> None:
+        """The child and its process group killed, and reaped."""
+        self._reap(kill=True)
+
+    def _reap(self, kill: bool = False) -> None:
+        """Reaped, once it ended (``kill``: killed first); what it started and left behind (a
+        ptxas of its own) is killed before, while the child's pid, its group's id, cannot be
+        anyone else's."""
+        if self.status is not None:
+            return
+        if not kill and hasattr(os, "waitid"):  # ended, not yet reaped
+            with contextlib.suppress(ChildProcessError, InterruptedError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+            kill = True
+        if kill:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+        _, self.status = os.waitpid(self.pid, 0)
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-        outcome = ("hang",)
-    except EOFError:
-        outcome = None
-    finally:
-        os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    wall = time.monotonic() - start
-    stderr = _summarize_log(log_path)
-    base = {"stage": stage, "stderr": stderr, "wall_s": wall, "timeout_s": timeout_s}
-    if outcome is None:
-        return {"status": "crash", "reason": crash_reason(stage, status), **base}
-    if outcome[0] == "hang":
-        return {"status": "hang", "reason": hang_reason(stage, timeout_s), **base}
-    if outcome[0] == "ok":
-        facts = outcome[1] if len(outcome) > 1 and isinstance(outcome[1], dict) else {}
-        return {"status": "ok", **base, **({"facts": facts} if facts else {})}
-    _, error_type, message = outcome
-    return {
-        "status": "error",
-        "error_type": error_type,
-        "message": message,
-        "reason": error_reason(error_type, message, stderr),
-        **base,
-    }
+            os.close(self.fd)
+
+    def cancelled(self) -> dict:
+        """The fields of a probe cancelled by the parent (never cached)."""
+        self._summary()
+        return {"status": "cancelled", "stage": self.stage, "reason": "cancelled"}
+
+    def _summary(self) -> str:
+        self._reap()
+        return _summarize_log(self.log_path)
+
+    def verdict(self) -> dict:
+        """The Verdict's fields of what happened to the child."""
+        stderr = self._summary()
+        stage, outcome, status = self.stage, self.outcome, self.status
+        assert status is not None
+        wall = time.monotonic() - self.start
+        base = {"stage": stage, "stderr": stderr, "wall_s": wall, "timeout_s": self.timeout_s}
+        if outcome is None:
+            return {"status": "crash", "reason": crash_reason(stage, status), **base}
+        if outcome[0] == "hang":
+            return {"status": "hang", "reason": hang_reason(stage, self.timeout_s), **base}
+        if outcome[0] == "ok":
+            facts = outcome[1] if len(outcome) > 1 and isinstance(outcome[1], dict) else {}
+            return {"status": "ok", **base, **({"facts": facts} if facts else {})}
+        _, error_type, message = outcome
+        return {
+            "status": "error",
+            "error_type": error_type,
+            "message": message,
+            "reason": error_reason(error_type, message, stderr),
+            **base,
+        }
+
+
+def _die_with_parent() -> None:
+    """The calling process gets SIGKILL when the helper dies (Linux; elsewhere a no-op): a
+    helper killed outright takes its children with it."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _child(request: dict, channel: int) -> None:
@@ -317,6 +443,28 @@ def probe_binary(job: Any, progress: Callable[[str], None]) -> dict:
     return {**facts, LOWERED: lowering}
 
 
+def probe_binary_sass(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_binary`, and where its cubin's spill instructions sit (nvdisasm)."""
+    return _with_loop_spills(probe_binary(job, progress), progress)
+
+
+def probe_stock_sass(job: Any, progress: Callable[[str], None]) -> dict:
+    """`probe_stock`, and where its cubin's spill instructions sit (nvdisasm)."""
+    return _with_loop_spills(probe_stock(job, progress), progress)
+
+
+def _with_loop_spills(facts: dict, progress: Callable[[str], None]) -> dict:
+    """``facts`` with ``loop_spills``: the SASS's counts (None where it cannot be read)."""
+    from ..toolchain.binary_usage import UsageUnavailable, cubin_loop_spills
+
+    progress("nvdisasm")
+    try:
+        spills: dict | None = cubin_loop_spills(facts[BINARY]["cubin"]).to_dict()
+    except UsageUnavailable:
+        spills = None
+    return {**facts, "loop_spills": spills}
+
+
 def probe_stock(job: Any, progress: Callable[[str], None]) -> dict:
     """Stock Triton's own make_ttgir on ``job.text`` (the kernel's TTIR), then LLVM, PTX and
     ptxas: the decision Triton makes for the kernel without ws_solver, and what it costs in
@@ -409,18 +557,21 @@ def _make_ptx(backend: Any, job: Any, llir: Any, metadata: dict, progress: Calla
 def _assembled(backend: Any, job: Any, specialized: bool, ptx: list, progress: Callable) -> dict:
     """The first of the ``ptx`` texts (the compile's final PTX, then Triton's own where the
     rewrite changed it; None: not there) that ptxas takes: the build's facts, and its
-    cubin."""
+    cubin. Not where its spill instructions sit: the decision check reads that only where
+    it compares two spilling builds (dropin/builds.py)."""
     from ..toolchain.binary_usage import assemble, cubin_key
 
     texts = [text for text in ptx if text is not None]
     progress("ptxas")
     for index, text in enumerate(texts):
         try:  # ptxas rejecting the rewrite: Triton's own PTX, as kernel_compile._cubin does
-            cubin, usage = assemble(backend, text, job.options, job.capability)
+            cubin, usage = assemble(backend, text, job.options, job.capability, sass=False)
             break
         except Exception:
             if index == len(texts) - 1:
                 raise
     # The cubin goes back too: the compile reuses it for the same PTX (client.assembled).
-    binary = {"cubin": cubin, "cubin_key": cubin_key(text, job.capability, job.options)}
-    return {"specialized": specialized, "usage": usage.to_dict(), BINARY: binary}
+    key = cubin_key(text, job.capability, job.options)
+    binary = {"cubin": cubin, "cubin_key": key}
+    facts = {"specialized": specialized, "usage": usage.to_dict(), "cubin_key": key}
+    return {**facts, BINARY: binary}

@@ -12,7 +12,8 @@ Three readers, all on the CPU and all with the tools Triton ships:
   capability, without Triton's other flags): for PTX outside a compile.
 
 Where a kernel spills, `assemble` and `cubin_usage` add where its spill instructions sit
-(`sass_loops`: inside its loops or outside, from the bundled ``nvdisasm``).
+(`sass_loops`: inside its loops or outside, from the bundled ``nvdisasm``; the guard's child
+leaves that to `cubin_loop_spills`, run where the decision check compares two spilling builds).
 `BinaryUsage.worse_than` and `relieved_by` order two kernels by their spills, those on an
 inner loop's every-iteration path first, then bytes, for the drop-in's check of its
 decision (decision_check.py) and the config-space sweep.
@@ -188,16 +189,21 @@ def assembled_usage(backend: Any, ptx: str, options: Any, capability: int) -> Bi
     return assemble(backend, ptx, options, capability)[1]
 
 
-def assemble(backend: Any, ptx: str, options: Any, capability: int) -> tuple[bytes, BinaryUsage]:
+def assemble(
+    backend: Any, ptx: str, options: Any, capability: int, sass: bool = True
+) -> tuple[bytes, BinaryUsage]:
     """`assembled_usage`, and the cubin itself (what the compile's own ptxas run would make of
-    the same PTX: ``-v`` is always among Triton's flags, the log only printed here)."""
+    the same PTX: ``-v`` is always among Triton's flags, the log only printed here).
+    ``sass=False``: without where the spill instructions sit (no disassembler run; the
+    decision check reads it later, only where it decides: `cubin_loop_spills`)."""
     from triton import knobs
 
     printed = io.StringIO()
     with knobs.nvidia.scope(), contextlib.redirect_stdout(printed):
         knobs.nvidia.dump_ptxas_log = True
         cubin = backend.make_cubin(ptx, {}, options, capability)
-    return cubin, with_loop_spills(parse_ptxas_log(printed.getvalue()), cubin)
+    usage = parse_ptxas_log(printed.getvalue())
+    return cubin, with_loop_spills(usage, cubin) if sass else usage
 
 
 def cubin_key(ptx: str, capability: int, options: Any) -> str:
