@@ -56,3 +56,24 @@ def test_the_compiled_ttgir_names_no_temporary_file() -> None:
     files = set(re.findall(r'loc\("([^"]+)":\d+:\d+\)', text))
     assert any(f.endswith("gemm_tma.py") for f in files), files
     assert all(f.endswith(".py") for f in files), files  # sources, never a parsed .ttgir
+
+
+def test_an_edited_module_is_located_as_its_print_would_be() -> None:
+    """`located_text` of a module with attribute edits (the rewrite chain's, which then need
+    not parse its print again) is that of its print, parsed; with text spliced in it refuses."""
+    module = ir.parse(TEXT)
+    for op in module.walk():
+        if op.name in ("arith.addi", "scf.for", "arith.muli"):
+            op.set_attr("ws.mark", "1 : i32")  # where the location goes after the dictionary
+    located = ir.located_text(module)
+    assert located == ir.located_text(ir.parse(module.print()))
+    assert "%a = arith.addi %n, %c0 {ws.mark = 1 : i32} : i32 loc(#loc1)\n" in located
+    corpus = Path(__file__).resolve().parent.parent / "corpus" / "ttgir"
+    gemm = ir.parse((corpus / "gemm_tma.t128x128x64_w4_s4.sm90.ttgir").read_text())
+    for op in list(gemm.walk())[::7]:
+        if op._attr_syntax is not None and op.location:
+            op.set_attr("ws.mark", None)
+    assert ir.located_text(gemm) == gemm.print() != gemm.text
+    module.insert_before(next(op for op in module.walk() if op.name == "tt.return"), "tt.x")
+    with pytest.raises(ir.EditError):
+        ir.located_text(module)

@@ -6,6 +6,9 @@ warp-specialized kernel on sm_100 to a lone trap: it needs 576 TMEM columns
 
 from __future__ import annotations
 
+import re
+
+from ws_solver.triton.toolchain import unlaunchable as module
 from ws_solver.triton.toolchain.unlaunchable import (
     LONE_TRAP,
     lone_trap,
@@ -47,6 +50,24 @@ def test_a_kernel_that_only_traps_is_caught() -> None:
 def test_a_kernel_with_a_trap_on_one_path_is_not() -> None:
     assert not lone_trap(WORKING)
     assert not lone_trap("declare void @llvm.trap() #1\n")
+
+
+def test_the_bodies_are_the_lazy_regex_s() -> None:
+    """The scan for each body's closing line finds what the regex it replaced found."""
+    lazy = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
+    head = "define ptx_kernel void @k() {\n"
+    texts = [
+        TRAPPED,
+        WORKING + TRAPPED,
+        head + "}\n",
+        head + "  %a = {i32} x } y\n  unreachable\n}\n" + TRAPPED,
+        head + "  unreachable\n",  # never closed
+        "x " + head + "}\n",  # not at a line's start
+        "",
+    ]
+    for text in texts:
+        assert list(module._kernel_bodies(text)) == lazy.findall(text), text
+    assert lone_trap(head + "  unreachable\n}\n") and not lone_trap(head + "}\n")
 
 
 def test_a_module_over_the_sms_tensor_memory_is_caught() -> None:

@@ -1,5 +1,6 @@
 """The TTGIR rewrites of one chain share a parsed module: the same bytes as each rewrite on the
-text the previous one printed, with fewer parses; register bounds come from the Target."""
+text the previous one printed, located, with fewer parses; register bounds come from the
+Target."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def test_the_chain_gives_the_bytes_of_the_rewrites_one_by_one(case, monkeypatch)
     monkeypatch.setattr(ir, "parse", lambda text: parses.append(1) or real_parse(text))
     out = post(lowered)
     chain_parses = len(parses)
-    assert out == _one_by_one(lowered, requests, keep)
+    # located as the lowering would locate it (it then parses the text no more)
+    assert post.located
+    assert out == ir.located_text(ir.parse(_one_by_one(lowered, requests, keep)))
     assert post.registers_applied == [[24]] * len(requests)
     assert "requestedRegisters = array<i32: 24>" in out
     # one parse, one more after each rewrite that moved ops, and never more than before
@@ -84,3 +87,4 @@ def test_a_chain_with_nothing_to_do_parses_nothing(monkeypatch):
     post = chain.post_pipeline(90, 4, (), True, True, chain.hopper_fix(), True, 3)
     assert post(text) == text
     assert post.lowered == [] and post.ring_depth is None and post.notes == []
+    assert not post.located  # the lowering locates it (parse_module_text)

@@ -71,10 +71,16 @@ ANNOTATIONS = (PARTITION, OUTPUTS, STAGES, TAG, WARP_SPECIALIZE)
 def without_annotations(module: Module) -> str:
     """The module's text with every partition annotation and `tt.warp_specialize` tag taken
     off and every attribute dictionary spelled the same way: equal for two modules that
-    differ in nothing else. Edits `module`."""
-    for op in module.walk():
-        for name in ANNOTATIONS:
-            op.remove_attr(name)
-        if op._attr_syntax is not None and op.attributes:
-            op._edited = True  # re-spelled, as the other module's will be
-    return module.print()
+    differ in nothing else. `module` is left as it was."""
+    saved = [(op, op.attributes, op._edited) for op in module.walk()]
+    try:
+        for op, attributes, _ in saved:
+            if any(name in attributes for name in ANNOTATIONS):
+                op.attributes = {n: a for n, a in attributes.items() if n not in ANNOTATIONS}
+                op._edited = True
+            if op._attr_syntax is not None and op.attributes:
+                op._edited = True  # re-spelled, as the other module's will be
+        return module.print()
+    finally:
+        for op, attributes, edited in saved:
+            op.attributes, op._edited = attributes, edited

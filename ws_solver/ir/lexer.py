@@ -66,6 +66,14 @@ KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 EOL = 0x80
 _KIND_MASK = EOL - 1
 _make_token = functools.partial(tuple.__new__, Token)  # without NamedTuple's slower __new__
+# Per group number of _TOKEN_RE (m.lastindex, cheaper than m.lastgroup): the token's kind
+# code, or what the blanks-and-more match is.
+_NEWLINE, _COMMENT, _STOP = -1, -2, -3
+_CODE_OF_GROUP = [0] * (_TOKEN_RE.groups + 1)
+for _name, _group in _TOKEN_RE.groupindex.items():
+    _CODE_OF_GROUP[_group] = KIND_CODES.get(
+        _name, {"newline": _NEWLINE, "comment": _COMMENT}.get(_name, _STOP)
+    )
 
 
 class Tokens:
@@ -120,25 +128,26 @@ def tokenize(text: str, source: SourceMap) -> Tokens:
     tokens = Tokens(text)
     starts, lengths, codes = tokens.starts, tokens.lengths, tokens.codes
     add_start, add_length, add_code = starts.append, lengths.append, codes.append
-    code_of = KIND_CODES
+    code_of = _CODE_OF_GROUP
     pos = 0
     for m in _TOKEN_RE.finditer(text):
-        kind = m.lastgroup
-        if kind == "newline":
-            if codes:
-                codes[-1] |= EOL
-        elif kind == "end" or kind == "bad":
-            pos = m.start(kind)
-            break
-        elif kind != "comment":
-            start, pos = m.span(kind)
+        group = m.lastindex
+        code = code_of[group]
+        if code >= 0:
+            start, pos = m.span(group)
             if pos - start < 255:
                 add_length(pos - start)
             else:
                 tokens.long[len(starts)] = pos - start
                 add_length(255)
             add_start(start)
-            add_code(code_of[kind])
+            add_code(code)
+        elif code == _NEWLINE:
+            if codes:
+                codes[-1] |= EOL
+        elif code == _STOP:
+            pos = m.start(group)
+            break
     if pos < len(text):
         bad = pos
         while text[bad] in " \t\r":

@@ -180,17 +180,19 @@ class Op:
         new = Attribute(name, raw)
         if self.attributes.get(name) == new:
             return
+        # A new dictionary, never the old one changed: a caller may keep the old one to put
+        # back (the drop-in plans on one parse more than once).
         if name not in self.attributes:
             # MLIR prints dictionaries sorted by name; keep that order for new entries.
             items = sorted([*self.attributes.values(), new], key=lambda a: a.name)
             self.attributes = {a.name: a for a in items}
         else:
-            self.attributes[name] = new
+            self.attributes = {**self.attributes, name: new}
         self._edited = True
 
     def remove_attr(self, name: str) -> None:
         if name in self.attributes:
-            del self.attributes[name]
+            self.attributes = {n: a for n, a in self.attributes.items() if n != name}
             self._edited = True
 
     def __repr__(self) -> str:
@@ -329,11 +331,17 @@ class Module:
         return "".join(f"{indent}{ln.strip()}\n" for ln in lines)
 
     def print(self) -> str:
+        return self._printed(())
+
+    def _printed(self, inserts: list[tuple[int, str]] | tuple) -> str:
+        """The text with its edits; `inserts` (offset, text): more insertions, each after
+        the edits at its offset."""
         dictionaries = [_dictionary_edit(op) for op in self.walk() if op._edited]
         # By position; at one position, insertions (in request order) before replacements.
         edits = sorted(
             [(s, e > s, 0, k, e, r) for k, (s, e, r) in enumerate(dictionaries)]
-            + [(s, e > s, 1, k, e, r) for k, (s, e, r) in enumerate(self._splices)],
+            + [(s, e > s, 1, k, e, r) for k, (s, e, r) in enumerate(self._splices)]
+            + [(s, False, 2, k, s, r) for k, (s, r) in enumerate(inserts)],
         )
         erased = [(s, e) for s, _, _, _, e, r in edits if not r and e > s]
         out, pos = [], 0
@@ -380,11 +388,15 @@ def resolve_location(loc: str, aliases: dict[str, str], depth: int = 0) -> str:
 
 
 def located_text(module: Module) -> str:
-    """The module's text with a location on every op that has none: the location of the
-    nearest op before it in its block that has one, else of its nearest enclosing op that
-    has one (ops without any keep none). MLIR's parser places an op without a location at
-    its line and column in the file parsed, which for text parsed through a temporary file
-    leaks that file's path into the compiled TTGIR; this keeps the user's own locations."""
+    """The module's text (`print()`, attribute edits included) with a location on every op
+    that has none: the location of the nearest op before it in its block that has one, else
+    of its nearest enclosing op that has one (ops without any keep none). MLIR's parser
+    places an op without a location at its line and column in the file parsed, which for
+    text parsed through a temporary file leaks that file's path into the compiled TTGIR;
+    this keeps the user's own locations. Ops inserted as text have no op yet: a module with
+    splices is refused (parse its print first)."""
+    if module.spliced:
+        raise EditError("located_text of a module with text edits: parse its print() first")
     inserts: list[tuple[int, str]] = []
     for op in module.walk():
         if op.location or op._span is None or op.parent is None:
@@ -392,10 +404,7 @@ def located_text(module: Module) -> str:
         location = _borrowed_location(op)
         if location:
             inserts.append((op._end, f" {location}"))
-    text = module.text
-    for at, piece in sorted(inserts, reverse=True):
-        text = text[:at] + piece + text[at:]
-    return text
+    return module._printed(inserts)
 
 
 def _borrowed_location(op: Op) -> str:

@@ -59,7 +59,7 @@ def parse(text: str) -> Module:
     return _Parser(text).module()
 
 
-@dataclass
+@dataclass(slots=True)
 class _OwnToken:
     """A token of the op itself (not inside its attribute dictionary or regions)."""
 
@@ -68,7 +68,7 @@ class _OwnToken:
     after_region: bool  # some region of the op closed before this token
 
 
-@dataclass
+@dataclass(slots=True)
 class _PendingArg:
     name: str
     token: Token
@@ -99,11 +99,11 @@ class _Parser:
         return self.tokens[j] if j < self.count else None
 
     def next(self, context: str) -> Token:
-        if self.i >= self.count:
+        i = self.i
+        if i >= self.count:
             raise self.source.error(f"unexpected end of input {context}", len(self.text))
-        tok = self.tokens[self.i]
-        self.i += 1
-        return tok
+        self.i = i + 1
+        return self.tokens[i]
 
     def expect(self, text: str, context: str) -> Token:
         tok = self.next(context)

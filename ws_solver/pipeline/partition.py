@@ -388,11 +388,18 @@ def partition_module(
     return reports
 
 
-def partition_text(text: str, strategy: Strategy | str = Strategy.OPTIMAL, **kwargs: Any):
-    """Parse, partition and print: (annotated text, per-loop reports)."""
+def partition_text(
+    text: str,
+    strategy: Strategy | str = Strategy.OPTIMAL,
+    *,
+    module: ir.Module | None = None,
+    **kwargs: Any,
+):
+    """Parse, partition and print: (annotated text, per-loop reports). ``module``: ``text``
+    parsed already, and not used after (it is annotated in place)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be TTGIR text (str), not {type(text).__name__}")
-    module = ir.parse(text)
+    module = ir.parse(text) if module is None else module
     reports = partition_module(module, strategy, **kwargs)
     return module.print(), reports
 

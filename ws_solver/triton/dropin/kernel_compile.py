@@ -30,7 +30,7 @@ from . import dump, handover, records
 from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
-from .partition_check import check_partitioned
+from .planner_input import PlannerInput
 from .session import STOCK, CompileReport, Session, WSFallbackWarning, fallbacks_for, lock
 
 # What a stock or measured compile's report says (measured times its builds at a launch;
@@ -111,6 +111,7 @@ class KernelCompile:
         self.triton_hash: str | None = None  # Triton's cache key of this compile
         self.logged = False  # the report is in the compile log (session.report_file)
         self.part_text: str | None = None  # the planner's input (for dump_dir)
+        self.planner_input = PlannerInput(None)  # and its one parse
         self.annotated: str | None = None  # what the kept attempt handed to Triton
         self.handed: lguard.Lowering | None = None  # the child's lowering the stages take
 
@@ -165,7 +166,8 @@ class KernelCompile:
             report.fallbacks.append(records.failure("partition point", [], e, err.text, 0.0))
             part_text = None
         self.part_text = part_text
-        sites = records.loop_sites(part_text) if part_text is not None else []
+        self.planner_input = PlannerInput(part_text)
+        sites = self.planner_input.sites
         if part_text is not None:
             if chain and self._checks_decision(chain[0]) and not self._target().measured:
                 # Stock's decision weighs on an unmeasured target: its build runs in the
@@ -262,7 +264,7 @@ class KernelCompile:
         annotated, loop_reports = self._partition(strategy, part_text, loops)
         records.check_solver_status(loop_reports)
         # Only annotations added, or the tag taken off; else UntrustedResult.
-        specialized = any(check_partitioned(part_text, annotated, loop_reports))
+        specialized = any(self.planner_input.check(annotated, loop_reports))
         ours = Candidate(str(strategy), annotated, loop_reports, specialized)
         if not self._checks_decision(strategy):
             return ours
@@ -338,14 +340,13 @@ class KernelCompile:
         options: SolveOptions | None = None,
     ) -> tuple[str, list[LoopReport]]:
         """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
-        solve = options or self.settings.solve
-        return call_with_deadline(
-            lambda: partition_text(
-                part_text, strategy, options=solve, triton=versions.installed().name
-            ),
-            self.settings.partition_limit(loops, strategy),
-            f"partitioning ({strategy})",
-        )
+        kwargs = {"options": options or self.settings.solve, "triton": versions.installed().name}
+        with self.planner_input.lent() as module:  # planning annotates it: see PlannerInput
+            return call_with_deadline(
+                lambda: partition_text(part_text, strategy, module=module, **kwargs),
+                self.settings.partition_limit(loops, strategy),
+                f"partitioning ({strategy})",
+            )
 
     def _lower(
         self, annotated: str, requests: RegisterRequests, context: Any, metadata: dict
@@ -357,7 +358,7 @@ class KernelCompile:
         if lowering is not None and lowering.post is not None:
             return lowering.post, self._take(lowering, metadata)
         post = self._post_pipeline(requests)
-        module = tpipe.parse_module_text(annotated, context)
+        module = tpipe.parse_module_text(annotated, context, job.located)
         module = tpipe.run_after_partition(
             module, self.options, self.capability, metadata, post_pipeline=post
         )
@@ -446,6 +447,7 @@ class KernelCompile:
             release_per_warp_group=self.settings.release_per_warp_group,
             take_turns=self.settings.take_turns,
             hopper=self.capability // 10 == 9 and rewrites.hopper_fix() is not None,
+            located=annotated in self.planner_input.located,
         )
 
     def _skipped(self, kernel: str, metadata: dict, note: str) -> None:

@@ -11,6 +11,7 @@ goes on with the next strategy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ... import ir
 from ...ir.annotate import (
@@ -31,31 +32,73 @@ class UntrustedResult(RuntimeError):
     """The partitioner's output is not its input plus partition annotations."""
 
 
-def check_partitioned(given: str, returned: str, reports: Sequence = ()) -> list[bool]:
+@dataclass(frozen=True)
+class Given:
+    """What the check compares of the partitioner's input (`read` off its parse, which it
+    leaves as it was: the drop-in parses the input once and plans on that parse too)."""
+
+    text: str
+    functions: list[str]
+    names: list[str]  # each op's name, in walk order
+    lines: list[int]
+    tagged: frozenset[int]  # the ops tagged `tt.warp_specialize`, by walk index
+    loops: list[int]  # the warp-specialized loops, by walk index
+    plain: str  # `without_annotations`
+
+    @classmethod
+    def read(cls, module: ir.Module) -> Given:
+        ops = list(module.walk())
+        index = {id(op): i for i, op in enumerate(ops)}
+        return cls(
+            module.text,
+            _functions(module),
+            [op.name for op in ops],
+            [op.line for op in ops],
+            frozenset(i for i, op in enumerate(ops) if WARP_SPECIALIZE in op.attributes),
+            [index[id(loop.op)] for loop in ws_loops(module)],
+            without_annotations(module),
+        )
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The check's outcome: per warp-specialized loop, whether the output specializes it;
+    whether the output has every op located (`ir.located_text` leaves it as it is)."""
+
+    specialized: list[bool]
+    located: bool
+
+
+def check_partitioned(given: str | Given, returned: str, reports: Sequence = ()) -> list[bool]:
     """Per warp-specialized loop of ``given``: whether ``returned`` specializes it.
     ``reports`` (the partitioner's per-loop reports, if any) must say the same.
     Raises UntrustedResult saying what differs."""
-    before = ir.parse(given)
+    if isinstance(given, str):
+        given = Given.read(ir.parse(given))
+    return check(given, returned, reports).specialized
+
+
+def check(given: Given, returned: str, reports: Sequence = ()) -> Checked:
+    """`check_partitioned` of the input read already, and whether the output is located."""
     try:
         after = ir.parse(returned)
     except ir.ParseError as e:
         raise UntrustedResult(f"the partitioner's output does not parse ({e})") from None
-    functions = [_functions(m) for m in (before, after)]
-    if functions[0] != functions[1]:
+    functions = _functions(after)
+    if given.functions != functions:
         raise UntrustedResult(
-            f"the partitioner returned functions {functions[1]}, it was given {functions[0]}"
+            f"the partitioner returned functions {functions}, it was given {given.functions}"
         )
-    ops = [list(before.walk()), list(after.walk())]
-    if [op.name for op in ops[0]] != [op.name for op in ops[1]]:
-        raise UntrustedResult(_first_difference(given, returned, "its ops differ"))
-    for old, new in zip(*ops, strict=True):
-        if WARP_SPECIALIZE in new.attributes and WARP_SPECIALIZE not in old.attributes:
+    ops = list(after.walk())
+    if given.names != [op.name for op in ops]:
+        raise UntrustedResult(_first_difference(given.text, returned, "its ops differ"))
+    for i, new in enumerate(ops):
+        if WARP_SPECIALIZE in new.attributes and i not in given.tagged:
             raise UntrustedResult(
-                f"the partitioner tagged '{old.name}' at line {old.line} {WARP_SPECIALIZE}"
+                f"the partitioner tagged '{new.name}' at line {given.lines[i]} {WARP_SPECIALIZE}"
             )
-    index = {id(op): i for i, op in enumerate(ops[0])}
-    loops = [ops[1][index[id(loop.op)]] for loop in ws_loops(before)]
-    _check_annotated_only_in(loops, ops[1])
+    loops = [ops[i] for i in given.loops]
+    _check_annotated_only_in(loops, ops)
     specialized = [_loop_state(n, loop) for n, loop in enumerate(loops)]
     if reports:
         said = [bool(r.specialized) for r in reports]
@@ -64,10 +107,13 @@ def check_partitioned(given: str, returned: str, reports: Sequence = ()) -> list
                 f"the partitioner reported loops specialized as {said}, its output has "
                 f"{specialized}"
             )
-    plain = [without_annotations(before), without_annotations(after)]
-    if plain[0] != plain[1]:
-        raise UntrustedResult(_first_difference(*plain, "more than partition annotations"))
-    return specialized
+    located = ir.located_text(after) == returned
+    plain = without_annotations(after)
+    if given.plain != plain:
+        raise UntrustedResult(
+            _first_difference(given.plain, plain, "more than partition annotations")
+        )
+    return Checked(specialized, located)
 
 
 def _functions(module: ir.Module) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ...core.strategy import Explore, Strategy
 from ...pipeline.partition import LoopError, LoopPlace, LoopReport
@@ -59,13 +60,14 @@ def kernel_name(ttir: str) -> str:
     return (public or [name for _, name in funcs] or ["<unknown>"])[0]
 
 
-def loop_sites(part_text: str) -> list[dict]:
-    """Index, TTGIR line and Python source position of each WS loop (best effort)."""
+def loop_sites(part_text: str, module: Any = None) -> list[dict]:
+    """Index, TTGIR line and Python source position of each WS loop (best effort);
+    ``module``: the text parsed already."""
     try:
         from ... import ir as wir
         from ...model.dfg import ws_loops
 
-        module = wir.parse(part_text)
+        module = wir.parse(part_text) if module is None else module
         return [
             {"loop": loop.index, "line": loop.op.line, "source": module.source_location(loop.op)}
             for loop in ws_loops(module)

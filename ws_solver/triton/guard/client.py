@@ -78,6 +78,9 @@ class LoweringJob:
     overlap: bool = False  # sink wgmma waits after pipelining (sm_90, overlap.py)
     release_per_warp_group: bool = False  # the PTX rewrite will follow (keeps releases put)
     take_turns: bool = False  # after the PTX rewrite, the warp groups take turns (pingpong)
+    # `text` has every op located (the compile read it): the child does not parse it for
+    # that. Not in the key: the lowering is the same either way.
+    located: bool = False
 
     def key(self, function: str = PROBE_FUNCTION) -> str:
         """Digest of everything the verdict depends on."""

@@ -520,7 +520,7 @@ def _lower(job: Any, progress: Callable[[str], None]) -> tuple[Any, str, Any, di
 
     progress("parse")
     backend, context = _backend(job)
-    module = tpipe.parse_module_text(job.text, context)
+    module = tpipe.parse_module_text(job.text, context, getattr(job, "located", False))
     rewrite = post_pipeline(
         job.capability,
         job.num_warps,

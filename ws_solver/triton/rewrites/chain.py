@@ -74,6 +74,17 @@ class Ttgir:
     def print(self) -> str:
         return self._text if self._module is None else self._module.print()
 
+    def located(self) -> str | None:
+        """The printed text with a location on every op (`ir.located_text`), where a rewrite
+        parsed the module (parsed again if one spliced text in: its new ops have no location
+        yet); None where none did, or where the text no longer parses."""
+        if self._module is None:
+            return None
+        try:
+            return ir.located_text(self.module)
+        except ir.ParseError:
+            return None
+
 
 S = TypeVar("S")  # what a rewrite reads and makes: a Ttgir (edited in place) or PTX text
 
@@ -190,13 +201,15 @@ class PostPipeline:
     """The TTGIR stage after ``pipeline``/``optimize_partition_warps``: it records the lowered
     ``ttg.warp_specialize`` ops, applies `rewrites` in order to the module parsed once, keeps
     their results and the depth of the released mbarrier rings (for the PTX rewrite), and
-    prints the module once."""
+    prints the module once, with a location on every op where it was parsed (`Ttgir.located`;
+    then `located`, and the lowering does not parse the text for that again)."""
 
     num_warps: int
     rewrites: Sequence[Rewrite[Ttgir]]
     lowered: list[dict] = field(default_factory=list)
     results: dict[str, RewriteResult[Ttgir]] = field(default_factory=dict)
     ring_depth: int | None = None
+    located: bool = False  # the last call's text has every op located
 
     def __call__(self, text: str) -> str:
         source = Ttgir(text)
@@ -212,7 +225,9 @@ class PostPipeline:
             for op, want in zip(self.lowered, applied, strict=True):
                 op["registers_applied"] = want
         self.ring_depth = release_ring_depth(source.module) if source.has(ARRIVE) else None
-        return source.print()
+        located = source.located()
+        self.located = located is not None
+        return source.print() if located is None else located
 
     @property
     def notes(self) -> list[str]:

@@ -172,7 +172,9 @@ def run_after_partition(
     With ``post_pipeline``, the pass list is split after ``pipeline`` and
     ``optimize_partition_warps``: the module is printed, ``post_pipeline(text)`` rewrites
     it, the result is parsed (and verified) and the remaining passes run on the new module.
-    Use the returned module: with ``post_pipeline`` it is not ``mod``.
+    Use the returned module: with ``post_pipeline`` it is not ``mod``. A ``post_pipeline``
+    whose ``located`` is true after the call returned text with every op located
+    (``parse_module_text``).
 
     With ``progress``, ``warp_specialize``, ``pipeline`` and ``optimize_partition_warps``
     run one pass manager each, and ``progress(step)`` is called before each step
@@ -206,7 +208,8 @@ def run_after_partition(
         if post_pipeline is not None:
             if progress is not None:
                 progress("rewrite")
-            mod = parse_module_text(post_pipeline(mod.str()), context)
+            text = post_pipeline(mod.str())
+            mod = parse_module_text(text, context, getattr(post_pipeline, "located", False))
         if progress is not None:
             progress("tail")
         pm = ir.pass_manager(context)
@@ -230,17 +233,18 @@ def run_warp_specialize_only(mod: Any, num_stages: int) -> Any:
     return mod
 
 
-def parse_module_text(text: str, context: Any) -> Any:
+def parse_module_text(text: str, context: Any, located: bool = False) -> Any:
     """Parse (and verify) TTGIR text into a module bound to ``context``. Triton parses a
     file: the ops the rewrites added without a location first borrow one of the text's own
     (`ir.located_text`), so that the temporary file's path never shows in the kernel's
-    TTGIR."""
+    TTGIR. ``located``: the caller knows `ir.located_text` leaves the text as it is (it
+    read the text already), so it is not parsed for that again."""
     from triton._C.libtriton import ir
 
     fd, path = tempfile.mkstemp(suffix=".ttgir")
     try:
         with os.fdopen(fd, "w") as f:
-            f.write(_located(text))
+            f.write(text if located else _located(text))
         mod = ir.parse_mlir_module(path, context)
     finally:
         os.unlink(path)

@@ -6,11 +6,12 @@ is then no candidate); the drop-in refuses a final kernel over the SM's tensor m
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ...model.target import SM100
 
 LONE_TRAP = "Triton lowered the kernel to a lone trap (llvm.trap): it would fail at launch"
-_KERNEL_BODY = re.compile(r"^define ptx_kernel [^\n]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
+_KERNEL_HEAD = re.compile(r"^define ptx_kernel [^\n]*\{\n", re.MULTILINE)
 _TRAP_ONLY = {"call void @llvm.trap()", "tail call void @llvm.trap()", "unreachable"}
 
 
@@ -61,12 +62,28 @@ def lone_trap(llir: str) -> bool:
     """Whether a kernel of this LLVM IR does nothing but trap: LLVM, having found undefined
     behaviour on every path, keeps only `llvm.trap` (Triton 3.9 does this to attention_bwd
     d128's warp-specialized kernel on sm_100: it needed more tensor memory than the SM has)."""
-    for body in _KERNEL_BODY.findall(llir):
-        statements = [
+    for body in _kernel_bodies(llir):
+        statements = (
             line.split(", !dbg")[0].strip()
             for line in body.splitlines()
             if line.strip() and not line.strip().startswith(";")
-        ]
-        if statements and all(s in _TRAP_ONLY for s in statements):
+        )
+        first = next(statements, None)
+        if first in _TRAP_ONLY and all(s in _TRAP_ONLY for s in statements):
             return True
     return False
+
+
+def _kernel_bodies(llir: str) -> Iterator[str]:
+    """Each kernel's body: the lines after its `define ptx_kernel ... {` line, up to the first
+    line that starts with `}` (found by its rare `}`: a lazy regex to it, or a search for
+    the frequent newline, takes milliseconds over a kernel's LLVM IR)."""
+    pos = 0
+    while (head := _KERNEL_HEAD.search(llir, pos)) is not None:
+        start = end = head.end()
+        while (end := llir.find("}", end)) > 0 and llir[end - 1] != "\n":
+            end += 1
+        if end < 0:
+            return
+        yield llir[start:end]
+        pos = end + 1
