@@ -3,8 +3,10 @@ line ``WS_SOLVER_LOG=1`` prints per compile."""
 
 from __future__ import annotations
 
+import time
+
 from ws_solver.core import envvars
-from ws_solver.triton.dropin.session import CompileReport
+from ws_solver.triton.dropin.session import CompileReport, timed
 
 LOOP = {
     "loop": 0,
@@ -68,3 +70,21 @@ def test_the_log_switch_reads_the_usual_spellings() -> None:
         assert envvars.logging({envvars.LOG: on})
     for off in ("", "0", "no", "off"):
         assert not envvars.logging({envvars.LOG: off})
+
+
+def test_the_log_line_says_where_the_seconds_went() -> None:
+    r = report(seconds={"partition point": 0.001, "planning": 0.12, "decision check": 1.5})
+    assert r.log_line().endswith("; 2.06 s (planning 0.12, decision check 1.50)")
+
+
+def test_a_phase_inside_another_is_counted_once() -> None:
+    r = report()
+    with timed(r, "decision check"):
+        time.sleep(0.02)
+        with timed(r, "planning"):
+            time.sleep(0.03)
+        with timed(r, "planning"):
+            time.sleep(0.03)
+    assert r.seconds["planning"] >= 0.06
+    # The outer phase keeps only its own time: the 0.02 s, not the plannings' 0.06.
+    assert 0.02 <= r.seconds["decision check"] < 0.05, r.seconds

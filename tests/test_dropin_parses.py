@@ -54,6 +54,10 @@ def test_a_compile_parses_the_planner_s_input_once(isolated, monkeypatch) -> Non
     assert report.strategy_used == "heuristic" and report.decision, report.to_dict()
     (given,) = [i for i in inputs if i.text]  # (KernelCompile starts with PlannerInput(None))
     assert len(planned) == 2 and parses[given.text] == 1
+    # Where the seconds went (WS_SOLVER_LOG's line): each phase once, within the compile's.
+    seconds = report.seconds
+    assert {"partition point", "planning", "decision check"} <= set(seconds), seconds
+    assert all(s >= 0 for s in seconds.values()) and sum(seconds.values()) <= report.wall_s
     ours = [job for job in jobs if "ttg.partition.stages" in job.text]
     assert ours and all(job.located for job in ours)
     # The child's lowering of it: no parse of the job's text, and the rewrite chain's parse

@@ -27,6 +27,7 @@ from ..toolchain.reasons import failure_reason
 from ..toolchain.unlaunchable import TensorMemoryOverflow, tensor_memory_overflow
 from . import builds as decision_builds
 from . import dump, handover, records
+from . import session as sessions
 from .captured import captured_stderr
 from .deadline import call_with_deadline
 from .decision_check import Built, Candidate, settle
@@ -158,7 +159,7 @@ class KernelCompile:
             lguard.guard().start()  # Triton's import in the helper overlaps partitioning
         result = None
         try:
-            with captured_stderr() as err:
+            with captured_stderr() as err, sessions.timed(report, "partition point"):
                 tpipe.run_until_partition(mod, self.options, self.capability)
             err.replay()
             part_text = mod.str()
@@ -276,14 +277,15 @@ class KernelCompile:
             self.builds.start_stock(
                 speculative=True, then=lambda built: self._speculate(ours, built, part_text, loops)
             )
-        settled = settle(
-            ours,
-            self._target(),
-            lambda c: self._flip(c, part_text, loops),
-            lambda c: self.builds.build(c, records.register_requests(c.loop_reports)),
-            self.builds.stock,
-            lambda: Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True),
-        )
+        with sessions.timed(self.report, "decision check"):
+            settled = settle(
+                ours,
+                self._target(),
+                lambda c: self._flip(c, part_text, loops),
+                lambda c: self.builds.build(c, records.register_requests(c.loop_reports)),
+                self.builds.stock,
+                lambda: Candidate(str(Strategy.TRITON), part_text, [], True, triton_decides=True),
+            )
         assert self.report is not None
         self.report.decision = settled.record
         return settled.candidate
@@ -341,7 +343,8 @@ class KernelCompile:
     ) -> tuple[str, list[LoopReport]]:
         """``partition_text`` under the settings' wall-clock limit (DeadlineExceeded)."""
         kwargs = {"options": options or self.settings.solve, "triton": versions.installed().name}
-        with self.planner_input.lent() as module:  # planning annotates it: see PlannerInput
+        # Planning annotates the lent module: see PlannerInput.
+        with self.planner_input.lent() as module, sessions.timed(self.report, "planning"):
             return call_with_deadline(
                 lambda: partition_text(part_text, strategy, module=module, **kwargs),
                 self.settings.partition_limit(loops, strategy),

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import threading
+import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -159,6 +162,10 @@ class CompileReport:
     # The decision check (decision_check.py): stock's build, ours, the other, the rule.
     decision: dict = field(default_factory=dict)
     wall_s: float = 0.0
+    # Where wall_s went, by phase (`timed`): "partition point" (Triton's passes up to the
+    # planner's input), "planning" (every plan solved), "decision check" (its builds, less
+    # the planning inside it); the rest is Triton's own lowering and ws_solver's rewrites.
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -184,6 +191,29 @@ class CompileReport:
     def log_line(self) -> str:
         """One line per compile (``WS_SOLVER_LOG=1``): kernel, decision, seconds."""
         return log_line(self.to_dict())
+
+
+_timing = threading.local()
+
+
+@contextlib.contextmanager
+def timed(report: CompileReport | None, phase: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``report.seconds[phase]``, less those of the phases
+    timed inside it on the same thread (each second is counted once)."""
+    stack = _timing.__dict__.setdefault("stack", [])
+    stack.append(0.0)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        spent = time.perf_counter() - start
+        inner = stack.pop()
+        if stack:
+            stack[-1] += spent
+        if report is not None:
+            with lock:
+                own = report.seconds.get(phase, 0.0) + spent - inner
+                report.seconds[phase] = round(own, 4)
 
 
 def _built(data: dict) -> str:
@@ -239,10 +269,12 @@ def log_line(data: dict) -> str:
     rule = f", {decision['rule']}" if decision.get("rule") else ""
     fell = len(data.get("fallbacks") or [])
     fallbacks = f", {fell} fallback(s)" if fell else ""
+    seconds = data.get("seconds") or {}
+    where = ", ".join(f"{phase} {s:.2f}" for phase, s in seconds.items() if s >= 0.005)
     return (
         f"ws_solver: {data.get('kernel')} sm_{data.get('capability')}: "
         f"{data.get('strategy_asked')} -> {data.get('strategy_used')}{rule}{fallbacks}; "
-        f"{data.get('wall_s', 0):.2f} s"
+        f"{data.get('wall_s', 0):.2f} s" + (f" ({where})" if where else "")
     )
 
 
