@@ -112,3 +112,15 @@ def cache(tmp_path, monkeypatch) -> Path:
     plancache.clear_memory()
     yield tmp_path
     plancache.clear_memory()
+
+
+@pytest.fixture(autouse=True)
+def _builds_one_after_another(monkeypatch):
+    """The decision check's speculative builds off unless a test asks for them
+    (`builds.spare_core` patched back): whether they start follows the machine's load
+    average, and a test's count of plannings or probes must not."""
+    if importlib.util.find_spec("triton") is None:
+        return
+    from ws_solver.triton.dropin import builds
+
+    monkeypatch.setattr(builds, "spare_core", lambda: False)

@@ -3,10 +3,11 @@ line ``WS_SOLVER_LOG=1`` prints per compile."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from ws_solver.core import envvars
-from ws_solver.triton.dropin.session import CompileReport, timed
+from ws_solver.triton.dropin.session import CompileReport, lock, timed
 
 LOOP = {
     "loop": 0,
@@ -88,3 +89,21 @@ def test_a_phase_inside_another_is_counted_once() -> None:
     assert r.seconds["planning"] >= 0.06
     # The outer phase keeps only its own time: the 0.02 s, not the plannings' 0.06.
     assert 0.02 <= r.seconds["decision check"] < 0.05, r.seconds
+
+
+def test_a_build_thread_times_its_planning_while_the_compile_holds_the_lock() -> None:
+    """The compile holds the drop-in's lock (around its captured stderr) while a speculative
+    build plans on another thread: timing that planning must not wait for the lock (it
+    deadlocked the compile once)."""
+    r = report()
+
+    def plan() -> None:
+        with timed(r, "planning"):
+            pass
+
+    with lock:
+        worker = threading.Thread(target=plan, daemon=True)
+        worker.start()
+        worker.join(5)
+        assert not worker.is_alive()
+    assert "planning" in r.seconds

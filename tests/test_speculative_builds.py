@@ -121,3 +121,22 @@ def test_the_setting_and_its_variable() -> None:
         (v.name, v.keyword) for v in VARIABLES
     }
     assert Path(builds.__file__).name == "builds.py"
+
+
+def test_the_heuristic_s_plan_built_beside_the_solve_is_optimal_s_build(isolated, monkeypatch):  # noqa: F811
+    """`optimal` keeps the heuristic's plan here: the build started before the solve is the
+    one the decision check weighs (asked twice, built once); without spare cores, no guess."""
+    ran: list[str] = []
+    run = lguard.LoweringGuard._run
+
+    def counted(self, job, timeout_s, function, *rest):
+        ran.append(function.rsplit(":", 1)[-1])
+        return run(self, job, timeout_s, function, *rest)
+
+    monkeypatch.setattr(lguard.LoweringGuard, "_run", counted)
+    decision, asked = _decisions(isolated, monkeypatch, "t128x128x64_w4_s3", parallel=True)
+    assert decision["rule"] == "measured target"
+    assert asked.count("probe_binary") == 2 and ran.count("probe_binary") == 1, (asked, ran)
+    ran.clear()
+    _, asked = _decisions(isolated, monkeypatch, "t128x128x64_w4_s3", parallel=False)
+    assert asked.count("probe_binary") == 1 and ran.count("probe_binary") == 1

@@ -10,6 +10,11 @@ ours and the other decisions (`probe_binary`), and stock Triton's (`probe_stock`
   without it; a build that finished unasked leaves only its verdict in the guard's cache,
   the verdict a later ask would have made. ``enable(parallel_builds=False)`` or
   ``WS_SOLVER_PARALLEL_BUILDS=0``: never speculatively.
+- **The heuristic's plan, built beside the solve.** `optimal` keeps the heuristic's plan
+  unless the model gains more than its error (all 42 sm_90 configs of the config space's CI
+  slice): where cores allow, that plan's build starts before CP-SAT does (`speculate`), and
+  the build of `optimal`'s plan, the same job, finds it under way (the guard runs one probe
+  per key); a plan that differs leaves it to be cancelled with the others.
 - **Hot-loop spill counts, where they decide.** Where a build's spill instructions sit
   (`sass_loops`, from nvdisasm's SASS, ~0.4 s a cubin) orders two builds that both spill and
   nothing else (`BinaryUsage.worse_than`, `relieved_by`); the child does not read them. A

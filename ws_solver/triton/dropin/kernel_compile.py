@@ -9,7 +9,6 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -46,44 +45,6 @@ _STOCK_NOTES = {
 _SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
 BINARY_PROBE = decision_builds.BINARY_PROBE
 STOCK_PROBE = decision_builds.STOCK_PROBE
-
-
-# -- the hook ---------------------------------------------------------------------------------
-def make_hook(session: Session) -> Callable[..., Any]:
-    def install(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
-        if session.active and _applies(backend, stages, language, capability):
-            compile_ = KernelCompile(session, stages, options, int(capability))
-            stages["ttgir"] = compile_.ttgir
-            if "llir" in stages:
-                stages["llir"] = compile_.llir
-            if "ptx" in stages:
-                stages["ptx"] = compile_.ptx
-            if "cubin" in stages:
-                stages["cubin"] = compile_.cubin
-        # Chain: an earlier hook sees (and may wrap) the stages as we left them.
-        if session.prev_hook is not None:
-            session.prev_hook(backend, stages, options, language, capability)
-
-    def key() -> str:
-        own = f"ws_solver-{session.settings.strategy}-{session.settings.digest()}"
-        return own if not session.active else own + versions.hook_key(session.prev_hook)
-
-    hook = versions.stages_hook(install, key)
-    hook.ws_solver_session = session  # type: ignore[attr-defined]
-    return hook
-
-
-def _applies(backend: Any, stages: dict, language: Any, capability: Any) -> bool:
-    from triton.backends.compiler import Language
-
-    target = getattr(backend, "target", None)
-    return (
-        getattr(target, "backend", None) == "cuda"
-        and language == Language.TRITON
-        and isinstance(capability, int)
-        and capability >= 90
-        and "ttgir" in stages
-    )
 
 
 class KernelCompile:
@@ -262,6 +223,11 @@ class KernelCompile:
         """The strategy's plan, then (optimal and heuristic) the decision check."""
         if strategy == Strategy.TRITON:  # Triton's partitioner decides, in the lowering
             return Candidate(str(strategy), part_text, [], True, triton_decides=True)
+        speculating = self.settings.parallel_builds and decision_builds.spare_core()
+        # Where the target is not measured, stock's build already runs beside the solve.
+        guessing = strategy == Strategy.OPTIMAL and self._target().measured
+        if speculating and guessing and self._checks_decision(strategy):
+            self._guess(part_text, loops)
         annotated, loop_reports = self._partition(strategy, part_text, loops)
         records.check_solver_status(loop_reports)
         # Only annotations added, or the tag taken off; else UntrustedResult.
@@ -269,7 +235,7 @@ class KernelCompile:
         ours = Candidate(str(strategy), annotated, loop_reports, specialized)
         if not self._checks_decision(strategy):
             return ours
-        if self.settings.parallel_builds and decision_builds.spare_core():
+        if speculating:
             # On a measured target stock's build starts beside ours all the same, now that the
             # solver's done (it would take the cores the solve uses), and the other decision's
             # once stock's says a rule may ask for it: used only where a rule asks, cancelled
@@ -289,6 +255,18 @@ class KernelCompile:
         assert self.report is not None
         self.report.decision = settled.record
         return settled.candidate
+
+    def _guess(self, part_text: str, loops: int) -> None:
+        """The heuristic's plan built beside the solve: `optimal` keeps it unless the model
+        gains more than its error (on all 42 sm_90 configs of the CI slice), and its build
+        then finds this one under way (the guard's one probe per key); else it is cancelled
+        with the other speculative builds (builds.py)."""
+        try:
+            text, reports = self._partition(Strategy.HEURISTIC, part_text, loops)
+        except Exception:  # only a guess: the compile plans as it would have
+            return
+        guess = Candidate(str(Strategy.HEURISTIC), text, reports)
+        self.builds.speculate(lambda: guess, lambda c: records.register_requests(c.loop_reports))
 
     def _checks_decision(self, strategy: Strategy | Explore) -> bool:
         return bool(

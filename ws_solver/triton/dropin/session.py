@@ -194,6 +194,8 @@ class CompileReport:
 
 
 _timing = threading.local()
+# Its own lock: a compile can hold `lock` while a build thread plans (and times) for it.
+_seconds_lock = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -211,7 +213,7 @@ def timed(report: CompileReport | None, phase: str) -> Iterator[None]:
         if stack:
             stack[-1] += spent
         if report is not None:
-            with lock:
+            with _seconds_lock:
                 own = report.seconds.get(phase, 0.0) + spent - inner
                 report.seconds[phase] = round(own, 4)
 

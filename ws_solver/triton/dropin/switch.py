@@ -19,7 +19,7 @@ import contextlib
 import gc
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -34,7 +34,7 @@ from ...core.strategy import DROPIN_STRATEGIES, Explore, Strategy, parse_strateg
 from ..guard import client as lguard
 from ..toolchain import versions
 from . import launches, reportlog
-from .kernel_compile import make_hook
+from .kernel_compile import KernelCompile
 from .session import NOTHING, CompileReport, Session, Settings, lock
 
 _session: Session | None = None
@@ -419,3 +419,41 @@ def _subclasses(cls: type) -> set[type]:
                 found.add(sub)
                 todo.append(sub)
     return found
+
+
+# -- the hook Triton calls at each compile ----------------------------------------------------
+def make_hook(session: Session) -> Callable[..., Any]:
+    def install(backend: Any, stages: dict, options: Any, language: Any, capability: Any) -> None:
+        if session.active and _applies(backend, stages, language, capability):
+            compile_ = KernelCompile(session, stages, options, int(capability))
+            stages["ttgir"] = compile_.ttgir
+            if "llir" in stages:
+                stages["llir"] = compile_.llir
+            if "ptx" in stages:
+                stages["ptx"] = compile_.ptx
+            if "cubin" in stages:
+                stages["cubin"] = compile_.cubin
+        # Chain: an earlier hook sees (and may wrap) the stages as we left them.
+        if session.prev_hook is not None:
+            session.prev_hook(backend, stages, options, language, capability)
+
+    def key() -> str:
+        own = f"ws_solver-{session.settings.strategy}-{session.settings.digest()}"
+        return own if not session.active else own + versions.hook_key(session.prev_hook)
+
+    hook = versions.stages_hook(install, key)
+    hook.ws_solver_session = session  # type: ignore[attr-defined]
+    return hook
+
+
+def _applies(backend: Any, stages: dict, language: Any, capability: Any) -> bool:
+    from triton.backends.compiler import Language
+
+    target = getattr(backend, "target", None)
+    return (
+        getattr(target, "backend", None) == "cuda"
+        and language == Language.TRITON
+        and isinstance(capability, int)
+        and capability >= 90
+        and "ttgir" in stages
+    )
