@@ -140,3 +140,27 @@ def test_the_heuristic_s_plan_built_beside_the_solve_is_optimal_s_build(isolated
     ran.clear()
     _, asked = _decisions(isolated, monkeypatch, "t128x128x64_w4_s3", parallel=False)
     assert asked.count("probe_binary") == 1 and ran.count("probe_binary") == 1
+
+
+def test_nothing_speculative_runs_on_once_the_compile_drops_it(tmp_path, monkeypatch) -> None:
+    """A speculative build the cancel misses (it started just after) is waited for:
+    `drop_speculation` returns with no thread of its still running, and nothing lands in the
+    compile's cache folder afterwards (a benchmark removing that folder failed on one)."""
+    monkeypatch.setattr(lguard.LoweringGuard, "cancel", lambda self, key: False)
+    settings = SimpleNamespace(lowering_timeout=60)
+    options = lguard._PlainOptions(num_warps=4)
+
+    def job(text: str, requests) -> lguard.LoweringJob:
+        return lguard.LoweringJob(text, 90, options, 4, (), False, hopper=False)
+
+    spec = builds.Builds(
+        settings, 90, options, str(tmp_path), job, "guard_stubs:sleep_and_say_when"
+    )
+    guess = SimpleNamespace(annotated="1.5 guess", loop_reports=[])
+    spec.speculate(lambda: guess, lambda c: ())
+    time.sleep(0.3)  # under way
+    spec.drop_speculation()
+    assert not _stock_threads_busy()
+    written = sorted(tmp_path.rglob("*"))
+    time.sleep(1.5)
+    assert sorted(tmp_path.rglob("*")) == written

@@ -31,7 +31,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from ..guard import client as lguard
@@ -96,6 +96,7 @@ class Builds:
         self._speculated: dict[str, lguard.Verdict | None] = {}
         self._asked: set[str] = set()
         self._closed = False
+        self._running: list[Future] = []  # the speculative builds' threads (drop waits for them)
 
     @property
     def timeout(self) -> float:
@@ -125,6 +126,8 @@ class Builds:
         if self._stock_future is None and self.ttir is not None:
             self._speculative = speculative
             self._stock_future = _BUILDS.submit(self._stock_then, then)
+            with self._lock:
+                self._running.append(self._stock_future)
 
     def _stock_then(self, then: Callable[[Built], None] | None) -> Built:
         built = self._stock_build()
@@ -138,7 +141,7 @@ class Builds:
         where stock's build says a rule may: cancelled when none does (`drop_speculation`)."""
         with self._lock:
             if not self._closed:
-                _BUILDS.submit(self._speculative_build, candidate, requests)
+                self._running.append(_BUILDS.submit(self._speculative_build, candidate, requests))
 
     def _speculative_build(self, make: Callable[[], Candidate], requests: Callable) -> None:
         candidate = make()
@@ -162,18 +165,22 @@ class Builds:
 
     def drop_speculation(self) -> None:
         """The builds started speculatively where no rule asked for them cancelled (their
-        children killed); one that already finished stays in the guard's cache."""
+        children killed), and their threads waited for: nothing of this compile runs on, or
+        writes to its cache folder, once its stage has returned (a benchmark removing that
+        folder met a verdict written into it). One that finished stays in the guard's cache."""
         with self._lock:
             self._closed = True
             unasked = [k for k, v in self._speculated.items() if v is None and k not in self._asked]
+            running, self._running = self._running, []
         for key in unasked:
             lguard.guard().cancel(key)
         future, self._stock_future = self._stock_future, None
-        if future is None or not self._speculative or self._stock_asked:
-            return
-        job = self._stock_job()
-        if job is not None and not future.done():
-            lguard.guard().cancel(job.key(STOCK_PROBE))
+        if future is not None and self._speculative and not self._stock_asked:
+            job = self._stock_job()
+            if job is not None and not future.done():
+                lguard.guard().cancel(job.key(STOCK_PROBE))
+        # A cancelled build answers at once; one that started after the cancel runs its course.
+        wait(running, timeout=self.timeout)
 
     def _stock_job(self) -> lguard.LoweringJob | None:
         if self.ttir is None:
