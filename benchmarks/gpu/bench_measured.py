@@ -255,24 +255,12 @@ def first_launch(name: str, module: Any, row: dict, inputs: dict, check: Callabl
 
 
 def batch_ms(call: Callable[[], Any], target_ms: float) -> float:
-    """ms per launch over back-to-back launches filling about ``target_ms``."""
-    import torch
+    """ms per launch over back-to-back launches filling about ``target_ms``: measured mode's
+    own timer (`launcher.batch_timer`; until 254c27e this bench kept its own copy, at most 200
+    launches a batch)."""
+    from ws_solver.triton.autotuning.launcher import batch_timer
 
-    call()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    call()
-    end.record()
-    torch.cuda.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
-    count = max(3, min(200, int(target_ms / once)))
-    start.record()
-    for _ in range(count):
-        call()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / count
+    return batch_timer(target_ms)(call)
 
 
 def time_variants(names: list[str], call: Callable, rounds: int, target_ms: float) -> dict:
