@@ -302,14 +302,27 @@ def time_rounds(
     errors: dict[str, str] = {}
     for order in balanced_orders(list(calls), rounds):
         for name in order:
-            if name in errors:
-                continue
-            try:
-                times[name].append(timer(calls[name]))
-            except Exception as e:
-                errors[name] = first_line(e)
-                times.pop(name)
+            if name not in errors:
+                time_once(timer, calls, name, times, errors)
     return times, errors
+
+
+def time_once(
+    timer: Timer,
+    calls: Mapping[str, Callable[[], None]],
+    name: str,
+    times: dict[str, list[float]],
+    errors: dict[str, str],
+) -> bool:
+    """One more time of ``name`` in ``times``; False (its first error in ``errors``, its times
+    dropped) when it raised."""
+    try:
+        times[name].append(timer(calls[name]))
+    except Exception as e:
+        errors[name] = first_line(e)
+        times.pop(name)
+        return False
+    return True
 
 
 def close_call(times: Mapping[str, Sequence[float]], within: float) -> tuple[str, str] | None:
@@ -514,11 +527,7 @@ class Tuning:
             if pair is None:
                 return
             for name in pair if extra % 2 else pair[::-1]:
-                try:
-                    times[name].append(self.timer(calls[name]))
-                except Exception as e:
-                    errors[name] = first_line(e)
-                    times.pop(name)
+                if not time_once(self.timer, calls, name, times, errors):
                     return
 
     def _first_round(
