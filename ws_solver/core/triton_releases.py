@@ -76,6 +76,13 @@ class TritonRelease:
     tmem_load_reduce: bool
     lower_clc: bool
     hoist_mbarrier_lifecycle: bool
+    # sm_90 rewrites: ws_solver's wgmma wait sinking (rewrites/overlap.py) in a kernel Triton
+    # did not warp-specialize. The one config of the H100 sweeps where it is the only
+    # difference from stock's TTGIR, attention_fwd_pointer d128 m128n128 w8 s3 `ahead`, ran
+    # 1.099x stock under 3.6 and 0.934x under 3.9 (2026-12-07-measured-timer-h100 and its
+    # -triton39 half); no 3.9 measurement shows it winning in an unspecialized kernel, so 3.9
+    # leaves stock's waits there (the kernel is then stock's own).
+    sinks_unspecialized_waits: bool
     # The corpus folder holding this release's TTGIR at the partitioner input point.
     corpus_dir: str
 
@@ -113,6 +120,7 @@ RELEASES: Mapping[str, TritonRelease] = MappingProxyType(
             tmem_load_reduce=False,
             lower_clc=False,
             hoist_mbarrier_lifecycle=False,
+            sinks_unspecialized_waits=True,
             corpus_dir="ttgir",
         ),
         "3.9.0": TritonRelease(
@@ -131,6 +139,7 @@ RELEASES: Mapping[str, TritonRelease] = MappingProxyType(
             tmem_load_reduce=True,
             lower_clc=True,
             hoist_mbarrier_lifecycle=True,
+            sinks_unspecialized_waits=False,
             corpus_dir="ttgir-3.9",
         ),
     }

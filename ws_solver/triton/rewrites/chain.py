@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from ... import ir
+from ...core.triton_releases import find_release
 from ...ir import Module
 from ...ir.attributes import i32_array
 from ...model.target import Target, target_for
@@ -123,11 +124,14 @@ class SinkWgmmaWaits:
     past a stage release); `detail`: OverlapReport."""
 
     keep_releases: bool = False
+    unspecialized: bool = True  # also in a kernel Triton did not warp-specialize
     name: str = "overlap"
 
     def apply(self, source: Ttgir) -> RewriteResult[Ttgir]:
         if not source.has(WAIT):
             return RewriteResult(source, (), OverlapReport())
+        if not self.unspecialized and not source.has(WARP_SPECIALIZE):
+            return RewriteResult(source, (UNSPECIALIZED_KEPT,), OverlapReport())
         done = sink_wgmma_waits_in(source.module, self.keep_releases)
         notes: tuple[str, ...] = ()
         if done.sunk:
@@ -293,6 +297,21 @@ ONE_WARP_GROUP = (
 )
 
 
+UNSPECIALIZED_KEPT = (
+    "wgmma overlap withheld: a kernel Triton did not warp-specialize keeps stock's waits on "
+    "this Triton release (its move ran 0.934x stock under 3.9, 1.099x under 3.6)"
+)
+
+
+def installed_sinks_unspecialized() -> bool:
+    """The installed Triton release's `sinks_unspecialized_waits` (3.6's behaviour, True,
+    for a release not in the table: the drop-in refuses those before it gets here)."""
+    import triton
+
+    release = find_release(triton.__version__)
+    return release.sinks_unspecialized_waits if release is not None else True
+
+
 def overlap_contained(num_warps: int, num_stages: int | None, keep_releases: bool) -> str | None:
     """Why the wait sinking is withheld (None: it is not): a one-warp-group kernel, or fewer
     than OVERLAP_MIN_STAGES stages and no stage release to hold the waits."""
@@ -312,13 +331,18 @@ def post_pipeline(
     hopper: FixWgmmaRelease | None,
     releases_per_warp_group: bool = False,
     num_stages: int | None = None,
+    sink_unspecialized: bool | None = None,
 ) -> PostPipeline:
     """The post-pipeline stage the drop-in (and the guard's child) runs: the plans' register
     requests (when `apply_registers` and there are plans), then on sm_90 the wgmma overlap
     (when `overlap`) and the Hopper fix (`hopper`; None: unavailable, noted). A consumer
     whose stages the PTX rewrite will release per warp group (`releases_per_warp_group`, two
     warp groups) keeps its releases where they are (overlap.py says why). Not in a
-    one-warp-group kernel, nor below OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`)."""
+    one-warp-group kernel, nor below OVERLAP_MIN_STAGES stages otherwise (`overlap_contained`);
+    in a kernel Triton did not warp-specialize only where `sink_unspecialized` (None: the
+    installed release's `sinks_unspecialized_waits`)."""
+    if sink_unspecialized is None:
+        sink_unspecialized = installed_sinks_unspecialized()
     rewrites: list[Rewrite[Ttgir]] = []
     if requests and apply_registers:
         rewrites.append(ApplyRegisters(requests, target_for(capability)))
@@ -328,7 +352,7 @@ def post_pipeline(
         if withheld:
             rewrites.append(Withheld("overlap", withheld))
         elif overlap:
-            rewrites.append(SinkWgmmaWaits(keep_releases=keep))
+            rewrites.append(SinkWgmmaWaits(keep_releases=keep, unspecialized=sink_unspecialized))
         rewrites.append(hopper or Unavailable("hopper", "hopper fix unavailable"))
     return PostPipeline(num_warps, rewrites)
 

@@ -40,6 +40,11 @@ moving it past scalar bookkeeping alone (the stage counters of an unspecialized 
 nothing, and on Triton 3.9 those moves measured 2-5% slower on the H200 (gemm_tma,
 gemm_cond_reset: ``benchmarks/results/2026-12-01-triton39-h200-run4``).
 
+Under Triton 3.9 a kernel Triton did not warp-specialize keeps its waits
+(``triton_releases.sinks_unspecialized_waits``, read by ``chain.post_pipeline``): there the
+move ran 0.934x stock on the H100 where under 3.6 it ran 1.099x (attention_fwd_pointer d128
+m128n128 w8 s3 ``ahead``, the move the only difference from stock's TTGIR).
+
 The rewrite therefore never adds a hazard on shared memory; the registers of an in-flight
 wgmma are ptxas's to protect (it serializes the wgmmas, with a warning, where it cannot).
 That trust failed in one-warp-group kernels at ptxas's register cap: 4-warp attention d128
