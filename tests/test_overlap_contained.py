@@ -96,10 +96,10 @@ def test_a_warp_specialized_kernel_sinks_under_both_releases(release):
 
 
 def test_the_installed_release_decides_when_not_told(monkeypatch):
-    import triton
+    from ws_solver.triton.toolchain import versions
 
     for release in ("3.6.0", "3.9.0"):
-        monkeypatch.setattr(triton, "__version__", release)
+        monkeypatch.setattr(versions, "installed", lambda release=release: RELEASES[release])
         post = post_pipeline(90, 8, (), True, True, None, False, 3)
         overlap = next(r for r in post.rewrites if isinstance(r, SinkWgmmaWaits))
         assert overlap.unspecialized == RELEASES[release].sinks_unspecialized_waits

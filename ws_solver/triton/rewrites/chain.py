@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from ... import ir
-from ...core.triton_releases import find_release
 from ...ir import Module
 from ...ir.attributes import i32_array
 from ...model.target import Target, target_for
+from ..toolchain import versions
 from .overlap import OverlapReport, sink_wgmma_waits_in
 from .pingpong import take_turns
 from .wgmma import ARRIVE, WAIT
@@ -303,15 +303,6 @@ UNSPECIALIZED_KEPT = (
 )
 
 
-def installed_sinks_unspecialized() -> bool:
-    """The installed Triton release's `sinks_unspecialized_waits` (3.6's behaviour, True,
-    for a release not in the table: the drop-in refuses those before it gets here)."""
-    import triton
-
-    release = find_release(triton.__version__)
-    return release.sinks_unspecialized_waits if release is not None else True
-
-
 def overlap_contained(num_warps: int, num_stages: int | None, keep_releases: bool) -> str | None:
     """Why the wait sinking is withheld (None: it is not): a one-warp-group kernel, or fewer
     than OVERLAP_MIN_STAGES stages and no stage release to hold the waits."""
@@ -342,7 +333,7 @@ def post_pipeline(
     in a kernel Triton did not warp-specialize only where `sink_unspecialized` (None: the
     installed release's `sinks_unspecialized_waits`)."""
     if sink_unspecialized is None:
-        sink_unspecialized = installed_sinks_unspecialized()
+        sink_unspecialized = versions.installed().sinks_unspecialized_waits
     rewrites: list[Rewrite[Ttgir]] = []
     if requests and apply_registers:
         rewrites.append(ApplyRegisters(requests, target_for(capability)))
