@@ -24,7 +24,9 @@ times only the K-th of N equal chunks, into its own ``results-partKofN.jsonl``. 
    (attention: torch SDPA, as bench_gpu does at this size) and for two bitwise-equal launches;
    `measured`'s first launch timed (wall: its builds loaded, checks, timings) with its extra
    memory; then the three timed in interleaved rounds (CUDA events around ~``--batch-ms`` of
-   back-to-back launches; ``--rounds`` rounded up to whole rotations).
+   back-to-back launches, each right after ``--warm-ms`` of the same launches untimed, as
+   measured mode times; ``--rounds`` rounded up to whole rotations). A variant that launched
+   another's binary is not timed again: it takes that one's times (``timed_as``).
 3. ``--second-process``: each config launched once in measured mode in a new process (the
    choice read from the disk cache: pass the same ``--cache-root``).
 
@@ -49,9 +51,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.gpu import measured_space, measured_summary
+from ws_solver.triton.autotuning.measured import WARM_MS as MEASURED_WARM_MS
+from ws_solver.triton.autotuning.tuning import same_binaries
 
 ROUNDS = 5
 BATCH_MS = 30.0
+WARM_MS = MEASURED_WARM_MS  # the bench reads the power state measured mode's tuning reads
 SEED = 1234  # bench_gpu's bench-size seed
 LEGACY_SIZES = {"M": 8192, "N": 8192, "K": 4096}
 VARIANTS = measured_summary.VARIANTS
@@ -254,16 +259,19 @@ def first_launch(name: str, module: Any, row: dict, inputs: dict, check: Callabl
     return entry
 
 
-def batch_ms(call: Callable[[], Any], target_ms: float) -> float:
-    """ms per launch over back-to-back launches filling about ``target_ms``: measured mode's
-    own timer (`launcher.batch_timer`; until 254c27e this bench kept its own copy, at most 200
-    launches a batch)."""
+def batch_ms(call: Callable[[], Any], target_ms: float, warm_ms: float = 0.0) -> float:
+    """ms per launch over back-to-back launches filling about ``target_ms``, after
+    ``warm_ms`` of the same launches untimed: measured mode's own timer
+    (`launcher.batch_timer`; until 254c27e this bench kept its own copy, at most 200 launches
+    a batch)."""
     from ws_solver.triton.autotuning.launcher import batch_timer
 
-    return batch_timer(target_ms)(call)
+    return batch_timer(target_ms, warm_ms)(call)
 
 
-def time_variants(names: list[str], call: Callable, rounds: int, target_ms: float) -> dict:
+def time_variants(
+    names: list[str], call: Callable, rounds: int, target_ms: float, warm_ms: float = 0.0
+) -> dict:
     """{variant: ms per round}: each round in a rotated order, whole rotations."""
     from benchmarks.gpu.bench_gpu import mark_progress
     from ws_solver.triton.autotuning.tuning import balanced_orders
@@ -273,7 +281,7 @@ def time_variants(names: list[str], call: Callable, rounds: int, target_ms: floa
         for name in order:
             mark_progress()
             _mode(name)
-            times[name].append(batch_ms(call, target_ms))
+            times[name].append(batch_ms(call, target_ms, warm_ms))
     return times
 
 
@@ -315,14 +323,24 @@ def measure(row: dict, args: argparse.Namespace) -> dict:
             out["cuda_lost"] = f"after {name}: {out[name]['error']}"
             wst.disable()
             return out
+    # One binary is one kernel: a variant that launched another's binary takes its times.
+    same = same_binaries({name: out[name].get("binary") for name in ok})
     try:
         times = time_variants(
-            ok, lambda: module.launch(row["config"], inputs), args.rounds, args.batch_ms
+            [name for name in ok if same[name] == name],
+            lambda: module.launch(row["config"], inputs),
+            args.rounds,
+            args.batch_ms,
+            args.warm_ms,
         )
     except Exception as e:
         out["timing_error"] = _error_line(e)
         times = {}
     wst.disable()
+    for name in ok:
+        if same[name] != name and same[name] in times:
+            out[name]["timed_as"] = same[name]
+            times[name] = times[same[name]]
     for name, ms in times.items():
         out[name]["ms"] = [round(t, 5) for t in ms]
         out[name]["median_ms"] = round(statistics.median(ms), 5)
@@ -497,6 +515,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=12, help="build workers")
     p.add_argument("--rounds", type=int, default=ROUNDS)
     p.add_argument("--batch-ms", type=float, default=BATCH_MS)
+    p.add_argument(
+        "--warm-ms",
+        type=float,
+        default=WARM_MS,
+        help="each timed batch after this long of the same launches, untimed "
+        "(measured mode's own; 0: the batch reads whatever state the last one left)",
+    )
     p.add_argument("--size", type=int, default=None, help="problem size for every family")
     p.add_argument("--limit", type=int, default=0, help="the first N configs only")
     p.add_argument("--cache-root", type=Path, help="fresh Triton and ws_solver caches here")

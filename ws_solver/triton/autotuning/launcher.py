@@ -183,12 +183,15 @@ class TritonLauncher:
         torch.cuda.synchronize()
 
 
-def batch_timer(target_ms: float) -> Callable[[Callable[[], None]], float]:
+def batch_timer(target_ms: float, warm_ms: float = 0.0) -> Callable[[Callable[[], None]], float]:
     """A ``call -> ms`` timer over back-to-back launches filling about ``target_ms`` (CUDA
     events around the batch, after one untimed launch): the rate a kernel runs at when called
     again and again, without ``do_bench``'s L2 flush before each launch. Two builds a few
     percent apart read in a different order under the two timers often enough to matter
-    (measured mode's picks against the H100 bench's batches, 2026-12-07)."""
+    (measured mode's picks against the H100 bench's batches, 2026-12-07). ``warm_ms``: the
+    same call launched for about that long, untimed and with no gap, right before the timed
+    batch, so the batch reads the power state the kernel itself brings the GPU to
+    (docs/dropin.md, "The power state"), not the one the previous batch left."""
 
     def timer(call: Callable[[], None]) -> float:
         import torch
@@ -201,6 +204,8 @@ def batch_timer(target_ms: float) -> Callable[[Callable[[], None]], float]:
         end.record()
         torch.cuda.synchronize()
         once = max(start.elapsed_time(end), 1e-3)
+        for _ in range(min(BATCH_MAX, int(warm_ms / once))):
+            call()
         count = max(BATCH_MIN, min(BATCH_MAX, int(target_ms / once)))
         start.record()
         for _ in range(count):

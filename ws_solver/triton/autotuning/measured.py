@@ -43,6 +43,10 @@ DROP_BEHIND = 0.10
 # launch) kept a binary 6% slower than the faster of stock's and optimal's on 3 of 165 H100
 # configs (2026-12-07-measured-candidates-h100), its rounds 5-10% apart.
 BATCH_MS = 25.0
+# Each timed batch comes right after WARM_MS of the same kernel, untimed: the batch reads the
+# power state that kernel holds the GPU in when launched again and again (docs/dropin.md,
+# "The power state"), whatever candidate ran before it.
+WARM_MS = 100.0
 ROUNDS = 5
 SETTLE_ROUNDS = 6
 
@@ -107,7 +111,7 @@ class Measurer(Autotuner):
             hooks=RestoringHooks(),
             enable_options=enable_options,
             launcher=launcher,
-            timer=timer or batch_timer(BATCH_MS),
+            timer=timer or batch_timer(BATCH_MS, WARM_MS),
             rounds=ROUNDS,
             drop_behind=DROP_BEHIND,
             settle_rounds=SETTLE_ROUNDS,
