@@ -181,6 +181,12 @@ def summary_lines(rows: list[dict]) -> list[str]:
         f"- stock / the faster of stock and optimal, geomean: {_f(g['best'][0])} "
         f"(n = {g['best'][1]})",
     ]
+    shared = [r for r in rows if any((r.get(v) or {}).get("timed_as") for v in VARIANTS)]
+    if shared:
+        lines.append(
+            f"- configurations where a variant launched another's binary and took its times "
+            f"(one kernel, timed once): {len(shared)}"
+        )
     lines += first_launch_lines(rows)
     for r in slower:
         lines.append(
