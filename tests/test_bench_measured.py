@@ -5,6 +5,7 @@ rows (measured_summary), with decision records the drop-in's own check writes.""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,23 @@ def test_summary_counts_geomeans_and_lists() -> None:
     assert "stock failed: gemm_tma.nostock: error: CompilationError" in text
     assert "| attention_fwd | 1 |" in text
     assert "median 1.00 s, max 1.00 s (n = 5; 0 read a stored choice)" in text
+
+
+def test_the_tuning_over_the_bench_per_binary_both_timed() -> None:
+    r = row("x", [1.0] * 3, [2.0] * 3, [1.0] * 3)
+    r["stock"]["binary"], r["optimal"]["binary"] = "s", "o"
+    r["measured"].update(binary="s", timed_as="stock", median_ms=1.0)
+    for name in ("stock", "optimal"):
+        r[name]["median_ms"] = statistics.median(r[name]["ms"])
+    timed = [
+        {"name": "stock", "status": "timed", "binary": "s", "ms": [1.1] * 3, "median_ms": 1.1},
+        {"name": "optimal", "status": "dropped", "binary": "o", "ms": [2.0], "median_ms": 2.0},
+    ]
+    r["measured"]["tuning"]["candidates"] = timed
+    # stock's binary once (measured took its times); optimal's had one tuning round only
+    assert measured_summary.tuning_over_bench([r]) == pytest.approx([1.1])
+    [line, _] = measured_summary.agreement_lines([r])
+    assert "stock's binary: median 1.100" in line and "(n = 1; more than 3% apart: 1)" in line
 
 
 def test_report_per_version_and_table(tmp_path: Path) -> None:

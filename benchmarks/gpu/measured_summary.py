@@ -188,6 +188,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
             f"(one kernel, timed once): {len(shared)}"
         )
     lines += first_launch_lines(rows)
+    lines += agreement_lines(rows)
     for r in slower:
         lines.append(
             f"  - optimal slower than stock: {r.kernel}.{r.config} {_f(r.ratio('optimal'))}"
@@ -232,6 +233,42 @@ def first_launch_lines(rows: list[dict]) -> list[str]:
         f"{statistics.median(extra) / mib:.0f} MiB, max {max(extra) / mib:.0f} MiB; peak above "
         f"the arguments max {max(peak) / mib:.0f} MiB"
     ]
+
+
+def tuning_over_bench(rows: list[dict], variants: tuple[str, ...] = VARIANTS) -> list[float]:
+    """Per binary both timed: the tuning's median over the bench's (at least 3 tuning
+    rounds; a variant the bench timed as another's binary counts once). Near 1 where the two
+    timers read the same power state (2026-12-07-power-state-h100)."""
+    out = []
+    for row in rows:
+        tuning = (row.get("measured") or {}).get("tuning") or {}
+        rounds = {
+            c["binary"]: c["median_ms"]
+            for c in tuning.get("candidates") or []
+            if c.get("status") == "timed" and len(c.get("ms") or []) >= 3
+        }
+        for v in variants:
+            e = row.get(v) or {}
+            tuned = rounds.get(e.get("binary"))
+            if e.get("status") == "ok" and e.get("median_ms") and not e.get("timed_as") and tuned:
+                out.append(tuned / e["median_ms"])
+    return out
+
+
+def agreement_lines(rows: list[dict]) -> list[str]:
+    """How far measured mode's tuning and the bench read the same binaries apart."""
+    lines = []
+    for label, variants in (("stock's binary", VARIANTS[:1]), ("every binary", VARIANTS)):
+        xs = sorted(tuning_over_bench(rows, variants))
+        if not xs:
+            continue
+        n = len(xs)
+        lines.append(
+            f"- the tuning's time over the bench's, {label}: median {statistics.median(xs):.3f}, "
+            f"p10 {xs[n // 10]:.3f}, p90 {xs[min(n - 1, 9 * n // 10)]:.3f} (n = {n}; more "
+            f"than 3% apart: {sum(abs(x - 1) > 0.03 for x in xs)})"
+        )
+    return lines
 
 
 def problem_lines(rows: list[dict]) -> list[str]:
