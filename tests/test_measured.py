@@ -324,6 +324,9 @@ def test_a_compile_outside_a_launch_builds_stocks_kernel_where_stock_builds() ->
     config = corpus_kernels.load("gemm_tma_indesc").CONFIGS["t128x128x64_w4_s3"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # Triton 3.9's own once-per-process notice (the first compile of a process, so it
+        # fired here only where this test ran first): not ws_solver's.
+        warnings.filterwarnings("ignore", "TRITON_DEFAULT_FP_FUSION", UserWarning)
         compiled = compile_corpus_kernel("gemm_tma_indesc", config, "measured", 90)
     report = compiled.metadata.ws_solver
     assert report["strategy_asked"] == "measured" and report["strategy_used"] == "stock"
