@@ -159,5 +159,10 @@ def check_solver_status(loop_reports: list[LoopReport]) -> None:
     for r in loop_reports:
         status = r.solver.get("status")
         if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
-            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}")
+            why = (
+                f" ({r.reason[len('infeasible: ') :]})"
+                if r.reason.startswith("infeasible: ")
+                else ""
+            )
+            e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}{why}")
             raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
