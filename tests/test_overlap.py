@@ -218,10 +218,8 @@ def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
     """In the compiled ahead kernel, the exp2s of this block's softmax sit between the wgmma
     of the next S and the wait that retires it, under a release that sinks waits in a kernel
     Triton did not warp-specialize (3.6); 3.9 keeps stock's waits there."""
-    import triton
-
     from tests.triton_util import compile_corpus_config
-    from ws_solver.core.triton_releases import find_release
+    from ws_solver.triton.toolchain import versions
 
     config = dict(
         HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False, AHEAD=True, num_warps=8, num_stages=3
@@ -244,7 +242,7 @@ def test_attention_ahead_softmax_runs_under_the_next_score_wgmma():
         return body[dot.end() : wait].count("math.exp2")
 
     assert between_dot_and_wait(ttgir[False]) == 0
-    sinks = find_release(triton.__version__).sinks_unspecialized_waits
+    sinks = versions.installed().sinks_unspecialized_waits
     assert between_dot_and_wait(ttgir[True]) == (2 if sinks else 0)  # P and the rescale factor
     assert between_dot_and_wait(one_group) == between_dot_and_wait(two) == 0
 

@@ -138,7 +138,7 @@ def single_partition_ctas(table: CostTable) -> int:
     )
     ctas = min(
         t.registers_per_sm // regs,
-        t.shared_memory_per_sm // (smem + t.reserved_shared_memory_per_cta),
+        t.blocks_by_shared_memory(smem),
         t.max_warps_per_sm // graph.num_warps,
     )
     return max(ctas, 1)

@@ -281,6 +281,11 @@ class Target:
         groups = -(-total_warps // self.warps_per_group)
         return self.max_regs_per_thread_for(total_warps) * groups * self.threads_per_group
 
+    def blocks_by_shared_memory(self, shared_bytes: int) -> int:
+        """Blocks of ``shared_bytes`` each that an SM's shared memory holds at once (each
+        also takes the block's reserved KiB)."""
+        return self.shared_memory_per_sm // (shared_bytes + self.reserved_shared_memory_per_cta)
+
     def tmem_alloc_columns(self, columns: int) -> int:
         """Columns a tensor-memory allocation of ``columns`` really takes (power of two >= 32)."""
         if not self.has_tmem:

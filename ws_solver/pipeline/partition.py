@@ -35,6 +35,8 @@ from ..model.traverse import load_feeds_mma
 from ..model.unspecialized import kernel_register_conflict, single_partition_plan
 from . import plancache, planrecord
 
+# How a loop report's reason starts where no plan fits the loop; what follows says why.
+INFEASIBLE = "infeasible: "
 # Share of the time limit the heuristic may use before the optimal strategy's search.
 HEURISTIC_SHARE = 0.5
 
@@ -147,7 +149,7 @@ def _solve_loop(
     blocked = overflows(graph, target)
     if blocked:  # no plan fits: nothing to search
         heuristic = single_partition_plan(graph, target, strategy)
-        reason = f"infeasible: {blocked[0]}"
+        reason = f"{INFEASIBLE}{blocked[0]}"
     else:
         share = 1.0 if strategy == Strategy.HEURISTIC else HEURISTIC_SHARE
         force = options.force and strategy == Strategy.HEURISTIC
@@ -182,7 +184,7 @@ def _solve_loop(
     plan = result.plan
     if result.status == "INFEASIBLE":
         why = ", ".join(result.infeasible_groups) or "the target's limits"
-        return plan, reason if blocked else f"infeasible: {why} cannot all hold", details
+        return plan, reason if blocked else f"{INFEASIBLE}{why} cannot all hold", details
     if plan.specialized and result.ii is not None:
         single_ii = evaluate(single_partition_plan(graph, target, strategy), graph, target).ii
         floor = specialize_floor(graph, target)

@@ -4,6 +4,7 @@ beside this run's (targets, first launch, the tuning's time over the bench's). C
 Usage: python3 compare.py (from the repository root)."""
 
 import json
+import statistics
 from pathlib import Path
 
 from benchmarks.gpu import measured_summary
@@ -25,14 +26,12 @@ for label, rows in (("before (no warm-up)", before), ("now (100 ms warm-up)", no
 
 def bench_s(rows):
     """The tuning's timing seconds (its `bench_s`), median and max."""
-    xs = sorted(
+    xs = [
         t["bench_s"]
         for r in rows
         if (t := (r.get("measured") or {}).get("tuning") or {}).get("bench_s") is not None
-    )
-    return xs[len(xs) // 2] if len(xs) % 2 else sum(
-        xs[len(xs) // 2 - 1 : len(xs) // 2 + 1]
-    ) / 2, xs[-1]
+    ]
+    return statistics.median(xs), max(xs)
 
 
 winners = {(r["family"], r["name"]): (r.get("measured") or {}).get("winner") for r in before}

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.common.bench_compile import Job, add_extra_configs, compile_job
+from ws_solver.model.target import SM90
 
-SM_SHARED = 233472  # bytes of shared memory an sm_90 SM gives its blocks
 TILE = {"BLOCK_M": 128, "GROUP_M": 8, "num_warps": 4}
 CANDIDATES = {
     "gemm_tma_indesc": {
@@ -55,12 +55,16 @@ with tempfile.TemporaryDirectory() as cache:
                 )
                 row[strategy] = {k: info[k] for k in keep if k in info}
             ours = row["optimal"]
-            ctas = SM_SHARED // (ours["shared_bytes"] + 1024) if ours.get("shared_bytes") else None
+            ctas = (
+                SM90.blocks_by_shared_memory(ours["shared_bytes"])
+                if ours.get("shared_bytes")
+                else None
+            )
             row["ours_ctas_per_sm"] = ctas
             stock = row["builtin"]
             row["shape"] = bool(
                 not stock.get("error")
-                and (stock.get("shared_bytes") or SM_SHARED) <= SM_SHARED - 1024  # launchable
+                and (stock.get("shared_bytes") or 0) <= SM90.shared_memory_per_cta  # launchable
                 and stock.get("warp_specialize_ops")
                 and not ours.get("warp_specialize_ops")
                 and ctas == 1

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ...core.strategy import Explore, Strategy
-from ...pipeline.partition import LoopError, LoopPlace, LoopReport
+from ...pipeline.partition import INFEASIBLE, LoopError, LoopPlace, LoopReport
 from ..guard import client as lguard
 from ..rewrites.chain import RegisterRequests
 from ..toolchain.reasons import failure_reason
@@ -159,10 +159,7 @@ def check_solver_status(loop_reports: list[LoopReport]) -> None:
     for r in loop_reports:
         status = r.solver.get("status")
         if status is not None and status not in ("OPTIMAL", "FEASIBLE"):
-            why = (
-                f" ({r.reason[len('infeasible: ') :]})"
-                if r.reason.startswith("infeasible: ")
-                else ""
-            )
+            why = r.reason.removeprefix(INFEASIBLE)
+            why = f" ({why})" if why != r.reason else ""
             e = SolverGaveNoPlan(f"solver status {status} on loop {r.loop}{why}")
             raise LoopError(LoopPlace(r.kernel, r.loop, r.line), e)
